@@ -1,0 +1,31 @@
+# SharedMirror: `make test` runs every test, `make demo` runs the main job.
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build test demo bench clean
+
+# Installs the system packages the build and the tests use, only when missing.
+deps:
+	@missing=""; \
+	pkg-config --exists libzmq 2>/dev/null || missing="$$missing libzmq3-dev pkg-config"; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: deps
+	$(SWIFT) build -c release --product shared-state-demo
+	$$($(SWIFT) build -c release --show-bin-path)/shared-state-demo
+
+bench: deps
+	cd Benchmarks && $(SWIFT) run -c release composable-benchmarks
+
+clean:
+	rm -rf .build Benchmarks/.build

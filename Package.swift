@@ -1,0 +1,101 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Swift 6 mode plus the upcoming features the style guide asks for.
+let settings: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("InternalImportsByDefault"),
+  .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+  name: "SharedMirror",
+  platforms: [.macOS(.v14)],
+  products: [
+    .library(name: "Sharing", targets: ["Sharing"]),
+    .library(name: "Composable", targets: ["Composable"]),
+    .library(name: "CaseStudies", targets: ["CaseStudies"]),
+    .executable(name: "shared-state-demo", targets: ["shared-state-demo"]),
+  ],
+  dependencies: [
+    .package(url: "https://github.com/pointfreeco/swift-case-paths", from: "1.10.0"),
+    .package(url: "https://github.com/pointfreeco/swift-clocks", from: "1.1.1"),
+    .package(url: "https://github.com/pointfreeco/swift-concurrency-extras", from: "1.4.3"),
+    .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.7.3"),
+    .package(url: "https://github.com/pointfreeco/swift-dependencies", from: "1.17.1"),
+    .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.1"),
+    .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.13.1"),
+    .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+  ],
+  targets: [
+    .target(
+      name: "Sharing",
+      dependencies: [
+        .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
+        .product(name: "CustomDump", package: "swift-custom-dump"),
+        .product(name: "Dependencies", package: "swift-dependencies"),
+        .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+        .product(name: "OpenCombine", package: "OpenCombine"),
+      ],
+      swiftSettings: settings
+    ),
+    .target(
+      name: "Composable",
+      dependencies: [
+        "Sharing",
+        .product(name: "CasePaths", package: "swift-case-paths"),
+        .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
+        .product(name: "CustomDump", package: "swift-custom-dump"),
+        .product(name: "Dependencies", package: "swift-dependencies"),
+        .product(name: "DequeModule", package: "swift-collections"),
+        .product(name: "OrderedCollections", package: "swift-collections"),
+        .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
+        .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+        .product(name: "OpenCombine", package: "OpenCombine"),
+      ],
+      swiftSettings: settings
+    ),
+    .target(
+      name: "CaseStudies",
+      dependencies: ["Composable"],
+      swiftSettings: settings
+    ),
+    .executableTarget(
+      name: "shared-state-demo",
+      dependencies: [
+        "CaseStudies",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: settings
+    ),
+    .testTarget(
+      name: "SharingTests",
+      dependencies: [
+        "Sharing",
+        .product(name: "Clocks", package: "swift-clocks"),
+        .product(name: "DependenciesTestSupport", package: "swift-dependencies"),
+      ],
+      swiftSettings: settings
+    ),
+    .testTarget(
+      name: "ComposableTests",
+      dependencies: [
+        "Composable",
+        .product(name: "Clocks", package: "swift-clocks"),
+        .product(name: "DependenciesTestSupport", package: "swift-dependencies"),
+      ],
+      swiftSettings: settings
+    ),
+    .testTarget(
+      name: "CaseStudiesTests",
+      dependencies: [
+        "CaseStudies",
+        .product(name: "Clocks", package: "swift-clocks"),
+        .product(name: "DependenciesTestSupport", package: "swift-dependencies"),
+      ],
+      swiftSettings: settings
+    ),
+  ]
+)

@@ -1,0 +1,31 @@
+public import Composable
+
+/// A list of episodes, each with its own favorite button (seed 003).
+public struct EpisodesFeature: Reducer {
+  /// The list.
+  public struct State: Equatable {
+    /// The episodes, by id.
+    public var episodes: IdentifiedArrayOf<EpisodeFeature.State>
+
+    /// Creates the list.
+    public init(episodes: IdentifiedArrayOf<EpisodeFeature.State>) {
+      self.episodes = episodes
+    }
+  }
+
+  /// What happens in the list.
+  @CasePathable
+  public enum Action: Equatable, Sendable {
+    /// An action of one episode.
+    case episodes(IdentifiedActionOf<EpisodeFeature>)
+  }
+
+  /// Creates the reducer.
+  public init() {}
+
+  /// Each episode runs its own reducer.
+  public var body: some ReducerOf<Self> {
+    EmptyReducer()
+      .forEach(\.episodes, action: \.episodes) { EpisodeFeature() }
+  }
+}

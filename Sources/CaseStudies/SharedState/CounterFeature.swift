@@ -1,0 +1,59 @@
+public import Composable
+
+/// The Counter tab of the SharedState case study: + and − change the shared count and its
+/// statistics; "Is this prime?" shows an alert.
+public struct CounterFeature: Reducer {
+  /// The counter's state; `stats` is shared with the profile.
+  public struct State: Equatable {
+    /// The prime-check alert, while shown.
+    public var alert: AlertState<Action>?
+    /// The shared statistics.
+    @Shared public var stats: Stats
+
+    /// Creates the state around a shared reference passed by the parent.
+    ///
+    /// - Parameters:
+    ///   - stats: The parent's shared statistics (`$stats`).
+    ///   - alert: An alert to show.
+    public init(stats: Shared<Stats>, alert: AlertState<Action>? = nil) {
+      self._stats = stats
+      self.alert = alert
+    }
+  }
+
+  /// What the user does on the counter tab.
+  @CasePathable
+  public enum Action: Equatable, Sendable {
+    /// The alert was dismissed.
+    case alertDismissed
+    /// − was tapped.
+    case decrementButtonTapped
+    /// + was tapped.
+    case incrementButtonTapped
+    /// "Is this prime?" was tapped.
+    case isPrimeButtonTapped
+  }
+
+  /// Creates the reducer.
+  public init() {}
+
+  /// Applies a counter action.
+  public func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    switch action {
+    case .alertDismissed:
+      state.alert = nil
+    case .decrementButtonTapped:
+      state.$stats.withLock { $0.decrement() }
+    case .incrementButtonTapped:
+      state.$stats.withLock { $0.increment() }
+    case .isPrimeButtonTapped:
+      let count = state.stats.count
+      state.alert = AlertState(
+        title: isPrime(count)
+          ? "👍 The number \(count) is prime!"
+          : "👎 The number \(count) is not prime :("
+      )
+    }
+    return .none
+  }
+}

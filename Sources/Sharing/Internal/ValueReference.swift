@@ -1,0 +1,191 @@
+import Foundation
+internal import IssueReporting
+internal import OpenCombine
+
+/// The root reference of a shared value: the value under a lock, its observers, and, for keyed
+/// values, the storage it loads from, saves to and hears from.
+final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendable {
+  /// Nested notifications deeper than this are a feedback loop: an observer that writes the
+  /// value it was told about, which writes again, without end.
+  static var maxNotificationDepth: Int { 64 }
+
+  private let lock = NSRecursiveLock()
+  private var current: Value
+  private let initialValue: Value
+  private var loading = false
+  private var lastLoadError: (any Error)?
+  private var lastSaveError: (any Error)?
+  private let persistence: Persistence<Value>?
+  private var subscription: SharedSubscription?
+  private let subject: CurrentValueSubject<Value, Never>
+  private let notifyLock = NSRecursiveLock()
+  private var notificationDepth = 0
+  let description: String
+
+  /// An unkeyed value: `Shared(value:)`.
+  init(value: Value) {
+    current = value
+    initialValue = value
+    persistence = nil
+    subject = CurrentValueSubject(value)
+    description = "Shared<\(Value.self)>(value: …)"
+  }
+
+  /// A keyed value: loads from the key's storage and subscribes to its changes.
+  init<Key: SharedReaderKey>(key: Key, initialValue: Value) where Key.Value == Value {
+    current = initialValue
+    self.initialValue = initialValue
+    persistence = Persistence(key)
+    subject = CurrentValueSubject(initialValue)
+    description = key.description
+    loading = true
+    persistence?.load(.initialValue(initialValue), LoadContinuation { [weak self] result in
+      self?.finishLoad(result)
+    })
+    subscription = persistence?.subscribe(
+      .initialValue(initialValue),
+      SharedSubscriber { [weak self] result in self?.receiveFromStorage(result) }
+    )
+  }
+
+  // MARK: - Reading
+
+  var value: Value {
+    if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current,
+      let snapshot = tracker.snapshot(of: self, as: Value.self)
+    {
+      return snapshot
+    }
+    return liveValue
+  }
+
+  var liveValue: Value {
+    lock.withLock { current }
+  }
+
+  var isLoading: Bool { lock.withLock { loading } }
+  var loadError: (any Error)? { lock.withLock { lastLoadError } }
+  var saveError: (any Error)? { lock.withLock { lastSaveError } }
+
+  var publisher: AnyPublisher<Value, Never> {
+    subject.eraseToAnyPublisher()
+  }
+
+  // MARK: - Writing
+
+  func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {
+      return try tracker.updateSnapshot(of: self, live: liveValue, body)
+    }
+    let (result, newValue): (R, Value) = try lock.withLock {
+      SharedChangeTracker.current?.recordOldValue(current, of: self)
+      var value = current
+      let result = try body(&value)
+      current = value
+      return (result, value)
+    }
+    notifyObservers()
+    persist(newValue, context: .didSet)
+    return result
+  }
+
+  private func replaceFromStorage(_ value: Value) {
+    lock.withLock {
+      SharedChangeTracker.current?.recordOldValue(current, of: self)
+      current = value
+      lastLoadError = nil
+    }
+    notifyObservers()
+  }
+
+  /// Delivers the latest value to observers; a runaway chain of nested re-writes is reported and
+  /// cut instead of recursing until the stack overflows.
+  private func notifyObservers() {
+    notifyLock.lock()
+    defer { notifyLock.unlock() }
+    notificationDepth += 1
+    defer { notificationDepth -= 1 }
+    guard notificationDepth <= Self.maxNotificationDepth else {
+      if notificationDepth == Self.maxNotificationDepth + 1 {
+        reportIssue(
+          """
+          Feedback loop detected on \(description): it was written \(Self.maxNotificationDepth) \
+          times in a row by observers of its own changes.
+
+          Writing a shared value from its own publisher (or from an action that its publisher \
+          sends) loops forever. Derive the new value in the reducer that makes the change \
+          instead.
+          """
+        )
+      }
+      return
+    }
+    subject.send(liveValue)
+    SharedChangeSubscription.notifyAll()
+  }
+
+  // MARK: - Storage
+
+  private func finishLoad(_ result: Result<Value?, any Error>) {
+    lock.withLock { loading = false }
+    switch result {
+    case let .success(value?): replaceFromStorage(value)
+    case .success(nil): break
+    case let .failure(error): lock.withLock { lastLoadError = error }
+    }
+  }
+
+  private func receiveFromStorage(_ result: Result<Value?, any Error>) {
+    switch result {
+    case let .success(value): replaceFromStorage(value ?? initialValue)
+    case let .failure(error): lock.withLock { lastLoadError = error }
+    }
+  }
+
+  private func persist(_ value: Value, context: SaveContext) {
+    guard let save = persistence?.save else { return }
+    save(value, context, SaveContinuation { [weak self] result in
+      guard let self else { return }
+      lock.withLock {
+        if case let .failure(error) = result { lastSaveError = error } else { lastSaveError = nil }
+      }
+    })
+  }
+
+  func load() async throws {
+    guard let persistence else { return }
+    lock.withLock { loading = true }
+    let value: Value? = try await withCheckedThrowingContinuation { continuation in
+      persistence.load(.userInitiated, LoadContinuation { result in
+        continuation.resume(with: result)
+      })
+    }
+    lock.withLock { loading = false }
+    if let value { replaceFromStorage(value) }
+  }
+
+  func save() async throws {
+    guard let save = persistence?.save else { return }
+    let value = liveValue
+    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+      save(value, .userInitiated, SaveContinuation { continuation.resume(with: $0) })
+    }
+  }
+}
+
+/// A key's storage operations, erased so one reference class serves every key.
+struct Persistence<Value: Sendable>: Sendable {
+  let load: @Sendable (LoadContext<Value>, LoadContinuation<Value>) -> Void
+  let subscribe: @Sendable (LoadContext<Value>, SharedSubscriber<Value>) -> SharedSubscription
+  let save: (@Sendable (Value, SaveContext, SaveContinuation) -> Void)?
+
+  init<Key: SharedReaderKey>(_ key: Key) where Key.Value == Value {
+    load = { key.load(context: $0, continuation: $1) }
+    subscribe = { key.subscribe(context: $0, subscriber: $1) }
+    if let writable = key as? any SharedKey<Value> {
+      save = { writable.save($0, context: $1, continuation: $2) }
+    } else {
+      save = nil
+    }
+  }
+}
