@@ -1,6 +1,6 @@
 internal import ConcurrencyExtras
 public import Dependencies
-internal import Foundation
+public import Foundation
 import Synchronization
 #if canImport(Glibc)
   import Glibc
@@ -17,8 +17,10 @@ import Synchronization
 public struct FileStorage: Sendable {
   let id: AnyHashableSendable
   let saveInterval: Duration?
-  let load: @Sendable (URL) throws -> Data?
-  let save: @Sendable (Data, URL) throws -> Void
+  /// Reads a file; `nil` when there is none.
+  public let load: @Sendable (URL) throws -> Data?
+  /// Writes a file atomically.
+  public let save: @Sendable (Data, URL) throws -> Void
   let observe: @Sendable (URL, @escaping @Sendable () -> Void) -> SharedSubscription
   let exclusively: @Sendable (URL, () throws -> Void) throws -> Void
 

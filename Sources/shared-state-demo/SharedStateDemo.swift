@@ -15,11 +15,28 @@ struct SharedStateDemo: AsyncParsableCommand {
   @Option(help: "Comma-separated taps: +, -, prime, dismiss, reset, counter, profile.")
   var script = "+,+,+,prime,dismiss,-,profile,reset,counter,+"
 
+  @Option(
+    help: ArgumentHelp(
+      "Keep the stats in this JSON file, shared with every process that opens it.",
+      valueName: "path"
+    )
+  )
+  var statsFile: String?
+
+  @Option(help: "After the script, wait until the shared count equals this value.")
+  var waitUntilCount: Int?
+
+  @Option(help: "Give up waiting after this many seconds.")
+  var timeout: Double = 10
+
   @MainActor
   mutating func run() async throws {
     let commands = script.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
     let actions = try commands.map(Self.action(for:))
-    let store = Store(initialState: SharedStateFeature.State()) { SharedStateFeature() }
+    let stats =
+      statsFile.map { Shared(wrappedValue: Stats(), .fileStorage(URL(fileURLWithPath: $0))) }
+      ?? Shared(value: Stats())
+    let store = Store(initialState: SharedStateFeature.State(stats: stats)) { SharedStateFeature() }
     let counter = store.scope(state: \.counter, action: \.counter)
     let profile = store.scope(state: \.profile, action: \.profile)
     let counterView = counter.observe({ CounterLine(count: $0.stats.count, alert: $0.alert?.title) }) {
@@ -35,12 +52,31 @@ struct SharedStateDemo: AsyncParsableCommand {
       print("user    │ \(command)")
       store.send(action)
     }
+    if let target = waitUntilCount {
+      try await waitUntil(count: target, in: stats)
+    }
     withExtendedLifetime((counterView, profileView, tabView)) {}
-    let stats = store.counter.stats
+    let final = store.counter.stats
     print(
-      "final   │ counter \(stats.count), profile \(store.profile.stats.count) "
-        + "(\(stats == store.profile.stats ? "in sync" : "OUT OF SYNC"))"
+      "final   │ counter \(final.count), profile \(store.profile.stats.count) "
+        + "(\(final == store.profile.stats ? "in sync" : "OUT OF SYNC"))"
     )
+  }
+
+  /// Waits for another process (through the stats file) to bring the count to `target`.
+  private func waitUntil(count target: Int, in stats: Shared<Stats>) async throws {
+    let timeout = self.timeout
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask {
+        for await value in stats.values where value.count == target { return }
+      }
+      group.addTask {
+        try await Task.sleep(for: .seconds(timeout))
+        throw ValidationError("Timed out after \(timeout) s waiting for count \(target).")
+      }
+      try await group.next()
+      group.cancelAll()
+    }
   }
 
   private struct CounterLine: Equatable {

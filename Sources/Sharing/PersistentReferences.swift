@@ -1,18 +1,22 @@
 internal import ConcurrencyExtras
-internal import Dependencies
+public import Dependencies
 internal import IssueReporting
 import Synchronization
 
 /// One live reference per key id, held weakly: every `@Shared(.inMemory("count"))` in the
 /// process is the same reference while any of them is alive.
 ///
-/// A dependency, so each test gets its own cache and tests never share references.
-final class PersistentReferences: Sendable {
+/// A dependency, so each test gets its own cache and tests never share references. Override it
+/// with a fresh instance to get fresh references, as a relaunched process would.
+public final class PersistentReferences: Sendable {
   private struct Weak: @unchecked Sendable {
     weak var reference: AnyObject?
   }
 
   private let references = Mutex<[AnyHashableSendable: Weak]>([:])
+
+  /// Creates an empty cache.
+  public init() {}
 
   func reference<Key: SharedReaderKey>(
     for key: Key, default initialValue: () -> Key.Value
@@ -56,12 +60,15 @@ package protocol ReferenceProvidingKey<Value>: SharedReaderKey {
 }
 
 extension PersistentReferences: DependencyKey {
-  static let liveValue = PersistentReferences()
-  static var testValue: PersistentReferences { PersistentReferences() }
+  /// One cache for the process.
+  public static let liveValue = PersistentReferences()
+  /// A fresh cache per test.
+  public static var testValue: PersistentReferences { PersistentReferences() }
 }
 
 extension DependencyValues {
-  var persistentReferences: PersistentReferences {
+  /// The live references by key id.
+  public var persistentReferences: PersistentReferences {
     get { self[PersistentReferences.self] }
     set { self[PersistentReferences.self] = newValue }
   }

@@ -1,0 +1,31 @@
+import Foundation
+import Sharing
+
+/// The directory holding the built products (the test bundle and the executables).
+var productsDirectory: URL {
+  let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+  return candidates.first {
+    FileManager.default.fileExists(atPath: $0.appendingPathComponent("shared-state-demo").path)
+  } ?? Bundle.main.bundleURL
+}
+
+/// A fresh directory under the system's temporary directory, removed by `cleanup`.
+func temporaryDirectory() throws -> URL {
+  let url = FileManager.default.temporaryDirectory
+    .appendingPathComponent("SharingTests-\(UUID().uuidString)")
+  try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  return url
+}
+
+/// The first value of `stream` that satisfies `condition`.
+func firstValue<T: Sendable>(
+  in stream: AsyncStream<T>, where condition: (T) -> Bool
+) async -> T? {
+  for await value in stream where condition(value) { return value }
+  return nil
+}
+
+struct Stats: Codable, Equatable, Sendable {
+  var count = 0
+  var name = ""
+}
