@@ -70,6 +70,12 @@ let package = Package(
       ],
       swiftSettings: settings
     ),
+    .target(
+      name: "TestSupport",
+      dependencies: [.product(name: "ConcurrencyExtras", package: "swift-concurrency-extras")],
+      path: "Tests/TestSupport",
+      swiftSettings: settings
+    ),
     .testTarget(
       name: "SharingTests",
       dependencies: [
@@ -82,6 +88,7 @@ let package = Package(
     .testTarget(
       name: "ComposableTests",
       dependencies: [
+        "TestSupport",
         "Composable",
         .product(name: "Clocks", package: "swift-clocks"),
         .product(name: "DependenciesTestSupport", package: "swift-dependencies"),
@@ -91,6 +98,7 @@ let package = Package(
     .testTarget(
       name: "CaseStudiesTests",
       dependencies: [
+        "TestSupport",
         "CaseStudies",
         .product(name: "Clocks", package: "swift-clocks"),
         .product(name: "DependenciesTestSupport", package: "swift-dependencies"),

@@ -3,9 +3,10 @@ import Clocks
 import Composable
 import Foundation
 import Testing
+import TestSupport
 
 @MainActor
-@Suite struct FavoritingTests {
+@Suite(.mainSerialExecutor) struct FavoritingTests {
   let id = UUID(0)
 
   @Test func tapTogglesAtOnceAndTheServerConfirms() async {

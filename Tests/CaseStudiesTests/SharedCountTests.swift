@@ -1,10 +1,11 @@
 import CaseStudies
 import Composable
 import Testing
+import TestSupport
 
 /// Seed 000's examples, as tests.
 @MainActor
-@Suite struct SharedCountTests {
+@Suite(.mainSerialExecutor) struct SharedCountTests {
   @Test func parentPassesItsReferenceToTheChild() async {
     let store = TestStore(initialState: ParentFeature.State()) { ParentFeature() }
     await store.send(.incrementButtonTapped) { $0.count = 1 }

@@ -2,9 +2,10 @@ import CaseStudies
 import Clocks
 import Composable
 import Testing
+import TestSupport
 
 @MainActor
-@Suite struct SharedLogicTests {
+@Suite(.mainSerialExecutor) struct SharedLogicTests {
   func makeStore() -> TestStoreOf<SharedLogicFeature> {
     TestStore(initialState: SharedLogicFeature.State()) {
       SharedLogicFeature(fetchUserName: { "user \($0)" })

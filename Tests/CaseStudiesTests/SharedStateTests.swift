@@ -1,9 +1,10 @@
 import CaseStudies
 import Composable
 import Testing
+import TestSupport
 
 @MainActor
-@Suite struct SharedStateTests {
+@Suite(.mainSerialExecutor) struct SharedStateTests {
   @Test func counterChangesAreSeenByTheProfile() async {
     let store = TestStore(initialState: SharedStateFeature.State()) { SharedStateFeature() }
     await store.send(.counter(.incrementButtonTapped)) {

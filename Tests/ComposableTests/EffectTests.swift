@@ -1,9 +1,10 @@
 import Clocks
 import Composable
 import Testing
+import TestSupport
 
 @MainActor
-@Suite struct EffectTests {
+@Suite(.mainSerialExecutor) struct EffectTests {
   @Test func cancelInFlightKeepsOnlyTheLatest() async {
     let clock = TestClock()
     let store = TestStore(initialState: Counter.State()) {

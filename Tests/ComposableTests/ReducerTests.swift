@@ -1,9 +1,10 @@
 import Clocks
 import Composable
 import Testing
+import TestSupport
 
 @MainActor
-@Suite struct ReducerTests {
+@Suite(.mainSerialExecutor) struct ReducerTests {
   struct Parent: Reducer {
     struct State: Equatable {
       var child: Counter.State?

@@ -1,9 +1,10 @@
 import Clocks
 import Composable
 import Testing
+import TestSupport
 
 @MainActor
-@Suite struct StoreTests {
+@Suite(.mainSerialExecutor) struct StoreTests {
   @Test func sendReducesSynchronously() {
     let store = Store(initialState: Counter.State()) { Counter() }
     store.send(.increment)
@@ -124,7 +125,6 @@ import Testing
     }
     let task = store.send(.delayedIncrement)
     task.cancel()
-    await clock.run()
     await task.finish()
     #expect(task.isCancelled)
     #expect(store.count == 0)

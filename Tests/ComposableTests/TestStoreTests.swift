@@ -1,9 +1,10 @@
 import Clocks
 import Composable
 import Testing
+import TestSupport
 
 @MainActor
-@Suite struct TestStoreTests {
+@Suite(.mainSerialExecutor) struct TestStoreTests {
   @Test func failsOnUnassertedStateChange() async {
     let store = TestStore(initialState: Counter.State()) { Counter() }
     await withKnownIssue {

@@ -3,7 +3,7 @@ import Foundation
 import Sharing
 import Testing
 
-@Suite struct AppStorageKeyTests {
+@Suite(.timeLimit(.minutes(1))) struct AppStorageKeyTests {
   enum Theme: String, Sendable { case light, dark }
 
   @Test func supportedTypesRoundTrip() {

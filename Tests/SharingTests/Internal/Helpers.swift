@@ -25,6 +25,23 @@ func firstValue<T: Sendable>(
   return nil
 }
 
+/// The first value of `stream` that satisfies `condition`, or `nil` once `other` ends first.
+func firstValue<T: Sendable>(
+  in stream: AsyncStream<T>, orUntilEndOf other: AsyncStream<Void>,
+  where condition: @escaping @Sendable (T) -> Bool
+) async -> T? {
+  await withTaskGroup(of: T?.self) { group in
+    group.addTask { await firstValue(in: stream, where: condition) }
+    group.addTask {
+      for await _ in other {}
+      return nil
+    }
+    let first = await group.next() ?? nil
+    group.cancelAll()
+    return first
+  }
+}
+
 struct Stats: Codable, Equatable, Sendable {
   var count = 0
   var name = ""
