@@ -1,0 +1,24 @@
+// swift-tools-version: 6.0
+import Foundation
+import PackageDescription
+
+/// A path dependency is known by its directory's name, whatever the checkout is called.
+let main = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+  .deletingLastPathComponent().lastPathComponent
+
+// Benchmarks live in their own package (depending on the main one by path) so the main build
+// and `make test` stay fast. Run with `make bench`.
+let package = Package(
+  name: "SharedMirrorBenchmarks",
+  platforms: [.macOS(.v14)],
+  dependencies: [
+    .package(path: "..")
+  ],
+  targets: [
+    .executableTarget(
+      name: "composable-benchmarks",
+      dependencies: [.product(name: "Composable", package: main)],
+      swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]
+    )
+  ]
+)

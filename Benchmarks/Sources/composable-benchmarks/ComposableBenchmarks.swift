@@ -1,0 +1,111 @@
+import Composable
+import Foundation
+
+/// Prints nanoseconds per `Store.send` next to the cost of calling the reducer directly, measured
+/// in the same run so the ratio survives a noisy machine.
+@main
+enum ComposableBenchmarks {
+  @MainActor
+  static func main() {
+    let iterations = 1_000_000
+    let rounds = 5
+    print("Store.send, \(iterations) actions per round, median of \(rounds) rounds (release)")
+    print("")
+    let direct = measure(rounds: rounds, iterations: iterations) {
+      var state = Leaf.State()
+      let reducer = Leaf()
+      return { _ = reducer.reduce(into: &state, action: .increment) }
+    }
+    let store = measure(rounds: rounds, iterations: iterations) {
+      let store = Store(initialState: Leaf.State()) { Leaf() }
+      return { store.send(.increment) }
+    }
+    let nestedDirect = measure(rounds: rounds, iterations: iterations) {
+      var state = Nested.State()
+      let reducer = Nested()
+      return { _ = reducer.reduce(into: &state, action: Nested.deepAction) }
+    }
+    let nestedStore = measure(rounds: rounds, iterations: iterations) {
+      let store = Store(initialState: Nested.State()) { Nested() }
+      return { store.send(Nested.deepAction) }
+    }
+    let rows = [
+      ("trivial reducer, called directly", direct, direct),
+      ("trivial reducer, Store.send", store, direct),
+      ("5 nested Scopes, called directly", nestedDirect, nestedDirect),
+      ("5 nested Scopes, Store.send", nestedStore, nestedDirect),
+    ]
+    print("| case | ns/action | vs direct call |")
+    print("|---|---:|---:|")
+    for (name, nanoseconds, baseline) in rows {
+      print(
+        "| \(name) | \(String(format: "%.1f", nanoseconds)) | "
+          + "\(String(format: "%.1f×", nanoseconds / baseline)) |"
+      )
+    }
+    print("")
+    print("Target: trivial Store.send under 1000 ns: \(store < 1000 ? "met" : "NOT met")")
+  }
+
+  /// The median nanoseconds per call of the closure that `setUp` returns.
+  @MainActor
+  static func measure(
+    rounds: Int, iterations: Int, _ setUp: () -> () -> Void
+  ) -> Double {
+    var samples: [Double] = []
+    for _ in 0..<rounds {
+      let body = setUp()
+      for _ in 0..<1_000 { body() }
+      let start = ContinuousClock.now
+      for _ in 0..<iterations { body() }
+      let elapsed = ContinuousClock.now - start
+      let nanoseconds =
+        Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+      samples.append(nanoseconds / Double(iterations))
+    }
+    return samples.sorted()[samples.count / 2]
+  }
+}
+
+/// A trivial counter.
+struct Leaf: Reducer {
+  struct State: Equatable { var count = 0 }
+  @CasePathable enum Action: Sendable { case increment }
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    state.count &+= 1
+    return .none
+  }
+}
+
+/// Five levels of `Scope` down to a ``Leaf``.
+struct Nested: Reducer {
+  static let deepAction = Action.child(.child(.child(.child(.child(.increment)))))
+
+  struct State: Equatable { var child = Level4.State() }
+  @CasePathable enum Action: Sendable { case child(Level4.Action) }
+  var body: some ReducerOf<Self> { Scope(state: \.child, action: \.child) { Level4() } }
+}
+
+struct Level4: Reducer {
+  struct State: Equatable { var child = Level3.State() }
+  @CasePathable enum Action: Sendable { case child(Level3.Action) }
+  var body: some ReducerOf<Self> { Scope(state: \.child, action: \.child) { Level3() } }
+}
+
+struct Level3: Reducer {
+  struct State: Equatable { var child = Level2.State() }
+  @CasePathable enum Action: Sendable { case child(Level2.Action) }
+  var body: some ReducerOf<Self> { Scope(state: \.child, action: \.child) { Level2() } }
+}
+
+struct Level2: Reducer {
+  struct State: Equatable { var child = Level1.State() }
+  @CasePathable enum Action: Sendable { case child(Level1.Action) }
+  var body: some ReducerOf<Self> { Scope(state: \.child, action: \.child) { Level1() } }
+}
+
+struct Level1: Reducer {
+  struct State: Equatable { var child = Leaf.State() }
+  @CasePathable enum Action: Sendable { case child(Leaf.Action) }
+  var body: some ReducerOf<Self> { Scope(state: \.child, action: \.child) { Leaf() } }
+}
