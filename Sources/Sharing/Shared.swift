@@ -103,11 +103,16 @@ public struct Shared<Value: Sendable>: Sendable {
   /// state.$stats.withLock { $0.count += 1; $0.maxCount = max($0.maxCount, $0.count) }
   /// ```
   ///
-  /// - Parameter body: Mutates the value.
-  /// - Returns: What `body` returns.
+  /// Unlike swift-sharing, the closure is `@escaping @Sendable`: a value mirrored through the
+  /// broker keeps each mutation and re-applies it on top of other processes' writes until the
+  /// broker confirms it, which is how concurrent increments never get lost. Copy `inout` state
+  /// into a local constant before using it inside.
+  ///
+  /// - Parameter body: Mutates the value; it may run again on a newer value.
+  /// - Returns: What `body` returns the first time it runs.
   @discardableResult
   public func withLock<R>(
-    _ body: (inout Value) throws -> R,
+    _ body: @escaping @Sendable (inout Value) throws -> R,
     fileID: StaticString = #fileID,
     filePath: StaticString = #filePath,
     line: UInt = #line,

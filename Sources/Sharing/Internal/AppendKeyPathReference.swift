@@ -1,3 +1,4 @@
+internal import ConcurrencyExtras
 internal import OpenCombine
 
 /// A reference to a property of another shared value (`$stats.count`): reads through the base
@@ -25,8 +26,9 @@ final class AppendKeyPathReference<Root: Sendable, Value: Sendable>: MutableRefe
     return base.publisher.map { $0[keyPath: keyPath] }.eraseToAnyPublisher()
   }
 
-  func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-    try base.withLock { try body(&$0[keyPath: keyPath]) }
+  func withLock<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
+    let keyPath = UncheckedSendable(keyPath)
+    return try base.withLock { try body(&$0[keyPath: keyPath.value]) }
   }
 
   func load() async throws { try await base.load() }

@@ -13,7 +13,10 @@ package protocol MutableReference<Value>: AnyObject, Sendable, CustomStringConve
   /// The live value, ignoring test snapshots.
   var liveValue: Value { get }
   /// Mutates the value atomically, then notifies observers and persists.
-  func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R
+  ///
+  /// The mutation escapes: a reference mirrored by a broker keeps it to re-apply on top of
+  /// newer values written by other processes (a rebase), so it must not capture `inout` state.
+  func withLock<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R
   /// The current value, then every change.
   var publisher: AnyPublisher<Value, Never> { get }
   var isLoading: Bool { get }

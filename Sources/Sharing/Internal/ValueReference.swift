@@ -73,7 +73,7 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
 
   // MARK: - Writing
 
-  func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+  func withLock<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
     if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {
       return try tracker.updateSnapshot(of: self, live: liveValue, body)
     }
