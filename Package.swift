@@ -15,6 +15,10 @@ let package = Package(
     .library(name: "Sharing", targets: ["Sharing"]),
     .library(name: "Composable", targets: ["Composable"]),
     .library(name: "CaseStudies", targets: ["CaseStudies"]),
+    .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+    .library(name: "SharedBroker", targets: ["SharedBroker"]),
+    .library(name: "SharedBrokerTesting", targets: ["SharedBrokerTesting"]),
+    .executable(name: "broker", targets: ["broker"]),
     .executable(name: "shared-state-demo", targets: ["shared-state-demo"]),
   ],
   dependencies: [
@@ -28,6 +32,8 @@ let package = Package(
     .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
   ],
   targets: [
     .target(
@@ -57,6 +63,44 @@ let package = Package(
       ],
       swiftSettings: settings
     ),
+    .systemLibrary(
+      name: "CZeroMQ",
+      providers: [.apt(["libzmq3-dev"])]
+    ),
+    .target(
+      name: "ZeroMQ",
+      dependencies: ["CZeroMQ"],
+      swiftSettings: settings
+    ),
+    .target(
+      name: "SharedBroker",
+      dependencies: [
+        "Sharing",
+        "ZeroMQ",
+        .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
+        .product(name: "Dependencies", package: "swift-dependencies"),
+        .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+      ],
+      swiftSettings: settings
+    ),
+    .target(
+      name: "SharedBrokerTesting",
+      dependencies: ["SharedBroker", "ZeroMQ"],
+      swiftSettings: settings
+    ),
+    .executableTarget(
+      name: "broker",
+      dependencies: [
+        "SharedBroker",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+      ],
+      swiftSettings: settings
+    ),
     .target(
       name: "CaseStudies",
       dependencies: ["Composable"],
@@ -80,6 +124,22 @@ let package = Package(
       name: "SharingTests",
       dependencies: [
         "Sharing",
+        .product(name: "Clocks", package: "swift-clocks"),
+        .product(name: "DependenciesTestSupport", package: "swift-dependencies"),
+      ],
+      swiftSettings: settings
+    ),
+    .testTarget(
+      name: "ZeroMQTests",
+      dependencies: ["ZeroMQ"],
+      swiftSettings: settings
+    ),
+    .testTarget(
+      name: "SharedBrokerTests",
+      dependencies: [
+        "SharedBroker",
+        "SharedBrokerTesting",
+        "TestSupport",
         .product(name: "Clocks", package: "swift-clocks"),
         .product(name: "DependenciesTestSupport", package: "swift-dependencies"),
       ],

@@ -37,18 +37,18 @@ package final class SharedChangeTracker: @unchecked Sendable {
     lock.withLock { !snapshots.isEmpty }
   }
 
-  func recordOldValue<Value>(_ value: Value, of reference: AnyObject) {
+  package func recordOldValue<Value>(_ value: Value, of reference: AnyObject) {
     lock.withLock {
       let id = ObjectIdentifier(reference)
       if snapshots[id] == nil { snapshots[id] = (reference, value) }
     }
   }
 
-  func snapshot<Value>(of reference: AnyObject, as _: Value.Type) -> Value? {
+  package func snapshot<Value>(of reference: AnyObject, as _: Value.Type) -> Value? {
     lock.withLock { snapshots[ObjectIdentifier(reference)]?.value as? Value }
   }
 
-  func updateSnapshot<Value, R>(
+  package func updateSnapshot<Value, R>(
     of reference: AnyObject, live: Value, _ body: (inout Value) throws -> R
   ) rethrows -> R {
     try lock.withLock {

@@ -1,14 +1,9 @@
 import Foundation
-internal import IssueReporting
 internal import OpenCombine
 
 /// The root reference of a shared value: the value under a lock, its observers, and, for keyed
 /// values, the storage it loads from, saves to and hears from.
 final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendable {
-  /// Nested notifications deeper than this are a feedback loop: an observer that writes the
-  /// value it was told about, which writes again, without end.
-  static var maxNotificationDepth: Int { 64 }
-
   private let lock = NSRecursiveLock()
   private var current: Value
   private let initialValue: Value
@@ -17,9 +12,7 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
   private var lastSaveError: (any Error)?
   private let persistence: Persistence<Value>?
   private var subscription: SharedSubscription?
-  private let subject: CurrentValueSubject<Value, Never>
-  private let notifyLock = NSRecursiveLock()
-  private var notificationDepth = 0
+  private let notifier: ReferenceNotifier<Value>
   let description: String
 
   /// An unkeyed value: `Shared(value:)`.
@@ -27,8 +20,8 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
     current = value
     initialValue = value
     persistence = nil
-    subject = CurrentValueSubject(value)
     description = "Shared<\(Value.self)>(value: …)"
+    notifier = ReferenceNotifier(initialValue: value) { [description] in description }
   }
 
   /// A keyed value: loads from the key's storage and subscribes to its changes.
@@ -36,8 +29,8 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
     current = initialValue
     self.initialValue = initialValue
     persistence = Persistence(key)
-    subject = CurrentValueSubject(initialValue)
     description = key.description
+    notifier = ReferenceNotifier(initialValue: initialValue) { [description] in description }
     loading = true
     persistence?.load(.initialValue(initialValue), LoadContinuation { [weak self] result in
       self?.finishLoad(result)
@@ -68,7 +61,7 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
   var saveError: (any Error)? { lock.withLock { lastSaveError } }
 
   var publisher: AnyPublisher<Value, Never> {
-    subject.eraseToAnyPublisher()
+    notifier.publisher
   }
 
   // MARK: - Writing
@@ -98,30 +91,8 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
     notifyObservers()
   }
 
-  /// Delivers the latest value to observers; a runaway chain of nested re-writes is reported and
-  /// cut instead of recursing until the stack overflows.
   private func notifyObservers() {
-    notifyLock.lock()
-    defer { notifyLock.unlock() }
-    notificationDepth += 1
-    defer { notificationDepth -= 1 }
-    guard notificationDepth <= Self.maxNotificationDepth else {
-      if notificationDepth == Self.maxNotificationDepth + 1 {
-        reportIssue(
-          """
-          Feedback loop detected on \(description): it was written \(Self.maxNotificationDepth) \
-          times in a row by observers of its own changes.
-
-          Writing a shared value from its own publisher (or from an action that its publisher \
-          sends) loops forever. Derive the new value in the reducer that makes the change \
-          instead.
-          """
-        )
-      }
-      return
-    }
-    subject.send(liveValue)
-    SharedChangeSubscription.notifyAll()
+    notifier.notify { liveValue }
   }
 
   // MARK: - Storage

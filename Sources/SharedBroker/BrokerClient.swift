@@ -1,0 +1,270 @@
+public import Foundation
+public import Logging
+internal import Sharing
+import Synchronization
+internal import ZeroMQ
+
+/// A process's connection to the broker: one DEALER for requests, one SUB for updates, and the
+/// references of every `.broker` key it mirrors.
+///
+/// One I/O thread owns both sockets and waits in `zmq_poll`; other threads hand it work through
+/// a lock-protected table and an eventfd wake-up, never by touching a socket. Liveness comes from
+/// `PING`/`PONG` heartbeats: after ``Configuration/missedHeartbeats`` unanswered intervals the
+/// client reports ``ConnectionState/disconnected``, keeps every mutation pending, and resyncs and
+/// resends when the broker answers again.
+///
+/// ```swift
+/// let client = BrokerClient(endpoint: "tcp://127.0.0.1:5555")
+/// prepareDependencies { $0.brokerClient = client }
+/// @Shared(.broker("stats")) var stats = Stats()
+/// ```
+public final class BrokerClient: Sendable {
+  /// Timing of heartbeats and reconnection.
+  public struct Configuration: Sendable {
+    /// How often to ping the broker.
+    public var heartbeatInterval: Duration
+    /// How many intervals without any answer count as a lost broker.
+    public var missedHeartbeats: Int
+    /// The high-water mark of the update subscription (updates beyond it are dropped by
+    /// ZeroMQ and recovered as a gap).
+    public var subscriberHighWaterMark: Int32
+
+    /// Creates a configuration.
+    public init(
+      heartbeatInterval: Duration = .milliseconds(500),
+      missedHeartbeats: Int = 3,
+      subscriberHighWaterMark: Int32 = 100_000
+    ) {
+      self.heartbeatInterval = heartbeatInterval
+      self.missedHeartbeats = missedHeartbeats
+      self.subscriberHighWaterMark = subscriberHighWaterMark
+    }
+  }
+
+  /// Where the client stands with the broker.
+  public enum ConnectionState: String, Sendable {
+    /// Never reached the broker yet.
+    case connecting
+    /// Connected, waiting for snapshots of its keys.
+    case syncing
+    /// Connected and in sync.
+    case connected
+    /// The broker stopped answering; mutations stay pending locally.
+    case disconnected
+  }
+
+  /// The broker's ROUTER endpoint.
+  public let endpoint: String
+  /// This client's id, sent with every write (fresh per process).
+  public let id: String
+  let configuration: Configuration
+  let logger: Logger
+  private let shared = Mutex(SharedState())
+  private let wakeUp: WakeUpSignal?
+  private let progress = AsyncSignal()
+  private let thread = Mutex<IOThread?>(nil)
+
+  struct SharedState {
+    var channels: [String: any BrokerChannel] = [:]
+    var added: [String] = []
+    var resync: Set<String> = []
+    var state = ConnectionState.connecting
+    var observers: [UUID: AsyncStream<ConnectionState>.Continuation] = [:]
+    var closed = false
+  }
+
+  /// Connects (in the background) to a broker.
+  ///
+  /// - Parameters:
+  ///   - endpoint: The broker's ROUTER endpoint, e.g. `tcp://127.0.0.1:5555`.
+  ///   - configuration: Heartbeat timing.
+  ///   - logger: Where to log connection changes and refused writes.
+  public init(
+    endpoint: String,
+    configuration: Configuration = Configuration(),
+    logger: Logger = Logger(label: "broker-client")
+  ) {
+    self.endpoint = endpoint
+    self.id = UUID().uuidString
+    self.configuration = configuration
+    self.logger = logger
+    wakeUp = try? WakeUpSignal()
+    let loop = ClientLoop(client: self)
+    thread.withLock { $0 = IOThread(name: "SharedMirror.BrokerClient") { loop.run() } }
+  }
+
+  deinit {
+    close()
+  }
+
+  /// Stops the I/O thread and closes the sockets. Pending mutations stay local.
+  public func close() {
+    let observers = shared.withLock { state in
+      state.closed = true
+      defer { state.observers = [:] }
+      return state.observers
+    }
+    for observer in observers.values { observer.finish() }
+    wakeUp?.signal()
+    progress.signal()
+    let thread = self.thread.withLock { thread in
+      defer { thread = nil }
+      return thread
+    }
+    // A client released on its own I/O thread cannot wait for itself.
+    if Thread.current.name != "SharedMirror.BrokerClient" { thread?.joinBlocking() }
+  }
+
+  // MARK: - State
+
+  /// The current connection state.
+  public var connectionState: ConnectionState { shared.withLock { $0.state } }
+
+  /// The connection state now and after every change.
+  public var connectionStates: AsyncStream<ConnectionState> {
+    let (stream, continuation) = AsyncStream<ConnectionState>.makeStream()
+    let id = UUID()
+    let current: ConnectionState? = shared.withLock { state in
+      guard !state.closed else { return nil }
+      state.observers[id] = continuation
+      return state.state
+    }
+    if let current { continuation.yield(current) } else { continuation.finish() }
+    continuation.onTermination = { [weak self] _ in
+      _ = self?.shared.withLock { $0.observers.removeValue(forKey: id) }
+    }
+    return stream
+  }
+
+  /// Whether any mutation is still waiting for the broker's confirmation.
+  public var hasUnconfirmedWrites: Bool {
+    channels.contains { $0.hasUnconfirmedWrites }
+  }
+
+  /// Waits until the broker has confirmed every mutation of `keys` (all keys by default) and
+  /// the client is in sync.
+  ///
+  /// - Parameters:
+  ///   - keys: The keys to wait for, or `nil` for all.
+  ///   - timeout: The longest wait.
+  /// - Throws: ``BrokerClientError/timedOut(_:)`` when the broker did not confirm in time.
+  public func waitUntilConfirmed(keys: [String]? = nil, timeout: Duration = .seconds(10)) async throws {
+    let confirmed = await progress.wait(until: .now + timeout) { [self] in
+      let channels = self.channels(keys)
+      return connectionState == .connected
+        && channels.allSatisfy { $0.isSynced && !$0.hasUnconfirmedWrites }
+    }
+    guard confirmed else {
+      throw BrokerClientError.timedOut(
+        "the broker at \(endpoint) did not confirm all writes within \(timeout) "
+          + "(connection: \(connectionState.rawValue))"
+      )
+    }
+  }
+
+  /// Waits until the client is connected and in sync with the broker.
+  ///
+  /// - Parameter timeout: The longest wait.
+  /// - Throws: ``BrokerClientError/timedOut(_:)`` when the broker cannot be reached in time.
+  public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws {
+    let connected = await progress.wait(until: .now + timeout) { [self] in
+      connectionState == .connected && channels.allSatisfy(\.isSynced)
+    }
+    guard connected else {
+      throw BrokerClientError.timedOut(
+        "could not reach the broker at \(endpoint) within \(timeout)"
+      )
+    }
+  }
+
+  // MARK: - References
+
+  func reference<Value: Codable & Sendable & Equatable>(
+    key: String, initialValue: Value
+  ) -> BrokerReference<Value> {
+    let (reference, isNew): (BrokerReference<Value>, Bool) = shared.withLock { state in
+      if let existing = state.channels[key] as? BrokerReference<Value> { return (existing, false) }
+      let reference = BrokerReference(key: key, initialValue: initialValue, client: self)
+      state.channels[key] = reference
+      state.added.append(key)
+      return (reference, true)
+    }
+    if isNew { wakeUp?.signal() }
+    return reference
+  }
+
+  /// A reference's mutation is waiting to be sent.
+  func writesPending() {
+    wakeUp?.signal()
+  }
+
+  /// Asks for a fresh snapshot of `key` and waits for it.
+  func resynchronize(key: String) async throws {
+    let channel = shared.withLock { state -> (any BrokerChannel)? in
+      state.resync.insert(key)
+      return state.channels[key]
+    }
+    wakeUp?.signal()
+    try await waitUntilConfirmed(keys: channel == nil ? [] : [key])
+  }
+
+  // MARK: - For the I/O thread
+
+  var channels: [any BrokerChannel] { shared.withLock { Array($0.channels.values) } }
+
+  private func channels(_ keys: [String]?) -> [any BrokerChannel] {
+    shared.withLock { state in
+      guard let keys else { return Array(state.channels.values) }
+      return keys.compactMap { state.channels[$0] }
+    }
+  }
+
+  func channel(_ key: String) -> (any BrokerChannel)? {
+    shared.withLock { $0.channels[key] }
+  }
+
+  var wakeUpSignal: WakeUpSignal? { wakeUp }
+  var isClosed: Bool { shared.withLock { $0.closed } }
+
+  /// Takes the keys added and the resyncs requested since the last call.
+  func takeRequests() -> (added: [String], resync: Set<String>) {
+    shared.withLock { state in
+      defer {
+        state.added = []
+        state.resync = []
+      }
+      return (state.added, state.resync)
+    }
+  }
+
+  func setState(_ new: ConnectionState) {
+    let observers: [AsyncStream<ConnectionState>.Continuation] = shared.withLock { state in
+      guard state.state != new else { return [] }
+      state.state = new
+      return Array(state.observers.values)
+    }
+    if !observers.isEmpty {
+      logger.info("Broker connection \(new.rawValue)", metadata: ["endpoint": "\(endpoint)"])
+    }
+    for observer in observers { observer.yield(new) }
+    progressed()
+  }
+
+  /// Something waiters may care about happened.
+  func progressed() {
+    progress.signal()
+  }
+}
+
+/// Why waiting on the broker failed.
+public enum BrokerClientError: Error, CustomStringConvertible {
+  /// The broker did not answer in time.
+  case timedOut(String)
+
+  /// A readable explanation.
+  public var description: String {
+    switch self {
+    case let .timedOut(detail): detail
+    }
+  }
+}

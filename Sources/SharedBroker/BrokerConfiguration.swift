@@ -1,0 +1,77 @@
+public import Foundation
+
+/// How a ``BrokerServer`` listens and where it keeps its data.
+public struct BrokerConfiguration: Sendable {
+  /// The ROUTER endpoint clients connect to, e.g. `tcp://0.0.0.0:5555` (`*` for any free port).
+  public var listen: String
+  /// The PUB endpoint; by default the listen port + 1 (or any free port when listening on `*`).
+  public var publish: String?
+  /// Where accepted writes are logged; `nil` keeps everything in memory.
+  public var dataDirectory: URL?
+  /// The largest value accepted, in bytes.
+  public var maxValueSize: Int
+
+  /// Creates a configuration.
+  ///
+  /// - Parameters:
+  ///   - listen: The ROUTER endpoint.
+  ///   - publish: The PUB endpoint, or `nil` to derive it from `listen`.
+  ///   - dataDirectory: Where to persist writes.
+  ///   - maxValueSize: The largest value accepted, in bytes.
+  public init(
+    listen: String = "tcp://0.0.0.0:5555",
+    publish: String? = nil,
+    dataDirectory: URL? = nil,
+    maxValueSize: Int = 1 << 20
+  ) {
+    self.listen = listen
+    self.publish = publish
+    self.dataDirectory = dataDirectory
+    self.maxValueSize = maxValueSize
+  }
+
+  /// The PUB endpoint to bind: explicit, or next to the listen endpoint.
+  var publishEndpoint: String {
+    if let publish { return publish }
+    if listen.hasPrefix("tcp://"), let colon = listen.lastIndex(of: ":") {
+      let port = listen[listen.index(after: colon)...]
+      let host = listen[..<colon]
+      if port == "*" { return "\(host):*" }
+      if let number = Int(port) { return "\(host):\(number + 1)" }
+    }
+    return listen + ".pub"
+  }
+}
+
+/// What the broker has seen since it started; rejected input is counted, never fatal.
+public struct BrokerStatistics: Equatable, Sendable {
+  /// Requests received (valid or not).
+  public var requests = 0
+  /// Writes applied.
+  public var writesApplied = 0
+  /// Writes rejected by compare-and-set (stale base or already applied).
+  public var writesRejected = 0
+  /// Messages with the wrong frames or fields.
+  public var malformed = 0
+  /// Messages with an unknown command.
+  public var unknownCommands = 0
+  /// Requests with an invalid key.
+  public var invalidKeys = 0
+  /// Writes with a value over the size limit.
+  public var oversized = 0
+  /// Writes refused because they could not be persisted.
+  public var storageErrors = 0
+  /// Keys with a value.
+  public var keys = 0
+
+  /// Everything refused as bad input.
+  public var rejectedInput: Int { malformed + unknownCommands + invalidKeys + oversized }
+}
+
+/// The endpoints a started broker actually bound (with real ports).
+public struct BrokerEndpoints: Equatable, Sendable {
+  /// Where clients connect their DEALER.
+  public let router: String
+  /// Where clients connect their SUB.
+  public let publisher: String
+}

@@ -1,0 +1,237 @@
+public import Foundation
+
+/// One message of the wire protocol, as documented in PROTOCOL.md.
+///
+/// Requests travel from a client's DEALER to the broker's ROUTER; replies come back the same
+/// way; updates go out on the broker's PUB socket with the key as the topic frame.
+public enum BrokerMessage: Equatable, Sendable {
+  // MARK: Requests
+  /// `HELLO 1 client`: announces a client; answered by ``welcome(instance:publisher:)``.
+  case hello(client: String)
+  /// `PING`: liveness check; answered by ``pong(instance:)``.
+  case ping
+  /// `SYNC client key`: asks the broker to publish ``synced(key:client:)`` on the key's topic,
+  /// which proves that this client's subscription to the key is in effect.
+  case sync(client: String, key: String)
+  /// `GET client key`: asks for a key's current value; answered by ``snapshot(key:version:lastWrite:value:)``.
+  case get(client: String, key: String)
+  /// `WRITE client write key base value`: compare-and-set. Accepted only when `base` is the
+  /// key's current version.
+  case write(client: String, write: UInt64, key: String, base: UInt64, value: Data)
+
+  // MARK: Replies
+  /// `WELCOME 1 instance publisher`: the broker's instance id (new on every start) and where its
+  /// PUB socket listens.
+  case welcome(instance: String, publisher: String)
+  /// `PONG instance`.
+  case pong(instance: String)
+  /// `SNAPSHOT key version lastWrite value`: version 0 means the key has no value yet;
+  /// `lastWrite` is the last write of the asking client applied to this key.
+  case snapshot(key: String, version: UInt64, lastWrite: UInt64, value: Data)
+  /// `ACK key write version`: the write was applied and became `version`.
+  case ack(key: String, write: UInt64, version: UInt64)
+  /// `REJECT key write version lastWrite value`: the write was not applied now, because its
+  /// base was stale or because it had already been applied (`lastWrite` ≥ `write`); here is the
+  /// current state.
+  case reject(key: String, write: UInt64, version: UInt64, lastWrite: UInt64, value: Data)
+  /// `ERROR code message [key write]`: the request was refused.
+  case error(code: BrokerErrorCode, message: String, key: String?, write: UInt64?)
+
+  // MARK: Published
+  /// `key UPDATE version client write value` on the PUB socket.
+  case update(key: String, version: UInt64, client: String, write: UInt64, value: Data)
+  /// `key SYNCED client` on the PUB socket: the answer to ``sync(client:key:)``.
+  case synced(key: String, client: String)
+}
+
+/// Why the broker refused a request.
+public enum BrokerErrorCode: String, Sendable {
+  /// The frames did not form a known request.
+  case badRequest = "bad-request"
+  /// The command is not one the broker knows.
+  case unknownCommand = "unknown-command"
+  /// The key is empty, longer than 256 bytes, not UTF-8 or has control characters.
+  case invalidKey = "invalid-key"
+  /// The value is larger than the broker accepts.
+  case tooLarge = "too-large"
+  /// The broker could not persist the write; it was not applied.
+  case storage = "storage"
+  /// The client speaks another protocol version.
+  case version = "version"
+}
+
+extension BrokerMessage {
+  /// The protocol version this build speaks.
+  public static let protocolVersion = "1"
+
+  /// The frames of this message.
+  public var frames: [Data] {
+    typealias F = Frames
+    switch self {
+    case let .hello(client):
+      return [F.text("HELLO"), F.text(Self.protocolVersion), F.text(client)]
+    case .ping:
+      return [F.text("PING")]
+    case let .sync(client, key):
+      return [F.text("SYNC"), F.text(client), F.text(key)]
+    case let .get(client, key):
+      return [F.text("GET"), F.text(client), F.text(key)]
+    case let .write(client, write, key, base, value):
+      return [F.text("WRITE"), F.text(client), F.number(write), F.text(key), F.number(base), value]
+    case let .welcome(instance, publisher):
+      return [F.text("WELCOME"), F.text(Self.protocolVersion), F.text(instance), F.text(publisher)]
+    case let .pong(instance):
+      return [F.text("PONG"), F.text(instance)]
+    case let .snapshot(key, version, lastWrite, value):
+      return [F.text("SNAPSHOT"), F.text(key), F.number(version), F.number(lastWrite), value]
+    case let .ack(key, write, version):
+      return [F.text("ACK"), F.text(key), F.number(write), F.number(version)]
+    case let .reject(key, write, version, lastWrite, value):
+      return [
+        F.text("REJECT"), F.text(key), F.number(write), F.number(version), F.number(lastWrite),
+        value,
+      ]
+    case let .error(code, message, key, write):
+      var frames = [F.text("ERROR"), F.text(code.rawValue), F.text(message)]
+      if let key, let write { frames += [F.text(key), F.number(write)] }
+      return frames
+    case let .update(key, version, client, write, value):
+      return [F.text(key), F.text("UPDATE"), F.number(version), F.text(client), F.number(write), value]
+    case let .synced(key, client):
+      return [F.text(key), F.text("SYNCED"), F.text(client)]
+    }
+  }
+
+  /// Decodes a request or reply (not an update: those start with their topic).
+  ///
+  /// - Parameter frames: The frames, without the ROUTER's identity frame.
+  /// - Throws: ``BrokerProtocolError`` naming what is wrong.
+  public init(frames: [Data]) throws(BrokerProtocolError) {
+    guard let command = frames.first.flatMap(Frames.text) else {
+      throw .malformed("empty message or non-UTF-8 command")
+    }
+    let fields = Array(frames.dropFirst())
+    func count(_ expected: Int) throws(BrokerProtocolError) {
+      guard fields.count == expected else {
+        throw .malformed("\(command) has \(fields.count) fields, expected \(expected)")
+      }
+    }
+    func text(_ index: Int) throws(BrokerProtocolError) -> String {
+      guard let text = Frames.text(fields[index]) else {
+        throw .malformed("\(command) field \(index + 1) is not UTF-8")
+      }
+      return text
+    }
+    func number(_ index: Int) throws(BrokerProtocolError) -> UInt64 {
+      guard let number = Frames.number(fields[index]) else {
+        throw .malformed("\(command) field \(index + 1) is not a decimal number")
+      }
+      return number
+    }
+    func key(_ index: Int) throws(BrokerProtocolError) -> String {
+      guard let key = Frames.key(fields[index]) else { throw .invalidKey }
+      return key
+    }
+    switch command {
+    case "HELLO":
+      try count(2)
+      guard try text(0) == Self.protocolVersion else { throw .version(try text(0)) }
+      self = .hello(client: try text(1))
+    case "PING":
+      try count(0)
+      self = .ping
+    case "SYNC":
+      try count(2)
+      self = .sync(client: try text(0), key: try key(1))
+    case "GET":
+      try count(2)
+      self = .get(client: try text(0), key: try key(1))
+    case "WRITE":
+      try count(5)
+      self = .write(
+        client: try text(0), write: try number(1), key: try key(2), base: try number(3),
+        value: fields[4]
+      )
+    case "WELCOME":
+      try count(3)
+      self = .welcome(instance: try text(1), publisher: try text(2))
+    case "PONG":
+      try count(1)
+      self = .pong(instance: try text(0))
+    case "SNAPSHOT":
+      try count(4)
+      self = .snapshot(key: try key(0), version: try number(1), lastWrite: try number(2), value: fields[3])
+    case "ACK":
+      try count(3)
+      self = .ack(key: try key(0), write: try number(1), version: try number(2))
+    case "REJECT":
+      try count(5)
+      self = .reject(
+        key: try key(0), write: try number(1), version: try number(2), lastWrite: try number(3),
+        value: fields[4]
+      )
+    case "ERROR":
+      guard fields.count == 2 || fields.count == 4 else { throw .malformed("ERROR has \(fields.count) fields") }
+      self = .error(
+        code: BrokerErrorCode(rawValue: try text(0)) ?? .badRequest, message: try text(1),
+        key: fields.count == 4 ? try text(2) : nil, write: fields.count == 4 ? try number(3) : nil
+      )
+    default:
+      throw .unknownCommand(String(command.prefix(32)))
+    }
+  }
+
+  /// Decodes a message received on the PUB socket.
+  ///
+  /// - Parameter frames: `key UPDATE version client write value` or `key SYNCED client`.
+  /// - Throws: ``BrokerProtocolError``.
+  public init(published frames: [Data]) throws(BrokerProtocolError) {
+    guard frames.count >= 2, let key = Frames.key(frames[0]) else { throw .invalidKey }
+    switch Frames.text(frames[1]) {
+    case "UPDATE":
+      guard frames.count == 6, let version = Frames.number(frames[2]),
+        let client = Frames.text(frames[3]), let write = Frames.number(frames[4])
+      else { throw .malformed("an update is: key UPDATE version client write value") }
+      self = .update(key: key, version: version, client: client, write: write, value: frames[5])
+    case "SYNCED":
+      guard frames.count == 3, let client = Frames.text(frames[2]) else {
+        throw .malformed("a sync answer is: key SYNCED client")
+      }
+      self = .synced(key: key, client: client)
+    default:
+      throw .unknownCommand(String(decoding: frames[1].prefix(32), as: UTF8.self))
+    }
+  }
+}
+
+/// A message that does not follow the wire protocol.
+public enum BrokerProtocolError: Error, Equatable, CustomStringConvertible {
+  /// Wrong frame count or a field of the wrong form.
+  case malformed(String)
+  /// A command nobody knows.
+  case unknownCommand(String)
+  /// A key that is empty, too long, not UTF-8 or has control characters.
+  case invalidKey
+  /// Another protocol version.
+  case version(String)
+
+  /// The code the broker answers with.
+  public var code: BrokerErrorCode {
+    switch self {
+    case .malformed: .badRequest
+    case .unknownCommand: .unknownCommand
+    case .invalidKey: .invalidKey
+    case .version: .version
+    }
+  }
+
+  /// A readable explanation.
+  public var description: String {
+    switch self {
+    case let .malformed(detail): "malformed message: \(detail)"
+    case let .unknownCommand(command): "unknown command \"\(command)\""
+    case .invalidKey: "invalid key (1 to 256 bytes of UTF-8, no control characters)"
+    case let .version(version): "unsupported protocol version \"\(version)\" (this broker speaks 1)"
+    }
+  }
+}

@@ -1,0 +1,262 @@
+public import Foundation
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+internal import ZeroMQ
+
+/// The broker: keeps the last value of every key, applies compare-and-set writes, publishes
+/// every change, and answers snapshots to late joiners.
+///
+/// ```swift
+/// let broker = BrokerServer(configuration: .init(listen: "tcp://127.0.0.1:*"), logger: logger)
+/// let endpoints = try broker.start()
+/// ...
+/// broker.stop()
+/// ```
+///
+/// As a `Service` it runs until cancelled or shut down gracefully. One thread owns its sockets;
+/// bad input is counted in ``statistics`` and answered with an `ERROR`, never a crash.
+public final class BrokerServer: Service, Sendable {
+  private enum Phase {
+    case idle
+    case running(IOThread, WakeUpSignal, BrokerEndpoints)
+    case stopped
+  }
+
+  /// The configuration.
+  public let configuration: BrokerConfiguration
+  /// A new id on every start, so clients notice a restart.
+  public let instance = UUID().uuidString
+  private let logger: Logger
+  private let phase = Mutex<Phase>(.idle)
+  private let stopRequested = Atomic<Bool>(false)
+  private let counters = Mutex(BrokerStatistics())
+
+  /// Creates a broker; nothing listens until ``start()`` or ``run()``.
+  ///
+  /// - Parameters:
+  ///   - configuration: Endpoints and data directory.
+  ///   - logger: Where to log.
+  public init(configuration: BrokerConfiguration, logger: Logger = Logger(label: "broker")) {
+    self.configuration = configuration
+    self.logger = logger
+  }
+
+  /// What the broker has counted so far.
+  public var statistics: BrokerStatistics { counters.withLock { $0 } }
+
+  /// The bound endpoints, once started.
+  public var endpoints: BrokerEndpoints? {
+    phase.withLock { phase in
+      if case let .running(_, _, endpoints) = phase { return endpoints }
+      return nil
+    }
+  }
+
+  // MARK: - Lifecycle
+
+  /// Loads the data, binds the sockets and starts serving on a thread of its own.
+  ///
+  /// - Returns: The endpoints actually bound.
+  /// - Throws: ``ZMQError`` when an endpoint cannot be bound, or a storage error when the data
+  ///   directory cannot be read or written.
+  @discardableResult
+  public func start() throws -> BrokerEndpoints {
+    let store = try BrokerStore(directory: configuration.dataDirectory)
+    let wake = try WakeUpSignal()
+    let ready = Mutex<Result<BrokerEndpoints, any Error>?>(nil)
+    let bound = DispatchSemaphore(value: 0)
+    let box = UncheckedStore(store)
+    let thread = IOThread(name: "SharedMirror.Broker") { [self] in
+      do {
+        let context = try Context()
+        defer { context.terminate() }
+        let (router, publisher) = try bindSockets(context)
+        defer {
+          router.close()
+          publisher.close()
+        }
+        let endpoints = BrokerEndpoints(
+          router: try router.lastEndpoint, publisher: try publisher.lastEndpoint
+        )
+        counters.withLock { $0.keys = box.store.entries.count }
+        ready.withLock { $0 = .success(endpoints) }
+        bound.signal()
+        serve(router: router, publisher: publisher, wake: wake, store: box.store, endpoints: endpoints)
+      } catch {
+        ready.withLock { $0 = .failure(error) }
+        bound.signal()
+      }
+    }
+    bound.wait()
+    let endpoints = try ready.withLock { $0! }.get()
+    phase.withLock { $0 = .running(thread, wake, endpoints) }
+    logger.info(
+      "Broker listening",
+      metadata: [
+        "router": "\(endpoints.router)", "publisher": "\(endpoints.publisher)",
+        "data": "\(configuration.dataDirectory?.path ?? "memory only")",
+        "keys": "\(store.entries.count)",
+      ]
+    )
+    return endpoints
+  }
+
+  /// Stops serving and waits for the thread to close its sockets. Safe to call more than once.
+  public func stop() {
+    let thread: IOThread? = phase.withLock { phase in
+      guard case let .running(thread, wake, _) = phase else { return nil }
+      stopRequested.store(true, ordering: .sequentiallyConsistent)
+      wake.signal()
+      phase = .stopped
+      return thread
+    }
+    thread?.joinBlocking()
+  }
+
+  /// Runs until the task is cancelled or the service group shuts down gracefully.
+  public func run() async throws {
+    if endpoints == nil { try start() }
+    await withGracefulShutdownHandler {
+      await withTaskCancellationHandler {
+        await waitUntilStopped()
+      } onCancel: {
+        stop()
+      }
+    } onGracefulShutdown: {
+      self.stop()
+    }
+    logger.info("Broker stopped")
+  }
+
+  private func waitUntilStopped() async {
+    let thread: IOThread? = phase.withLock { phase in
+      if case let .running(thread, _, _) = phase { return thread }
+      return nil
+    }
+    await thread?.join()
+  }
+
+  // MARK: - Serving
+
+  private func bindSockets(_ context: Context) throws -> (Socket, Socket) {
+    let router = try Socket(context: context, type: .router)
+    try router.set(.maxMessageSize, Int64(configuration.maxValueSize + 64 * 1024))
+    try router.set(.sendHighWaterMark, 100_000)
+    try router.set(.receiveHighWaterMark, 100_000)
+    try router.bind(configuration.listen)
+    let publisher = try Socket(context: context, type: .pub)
+    try publisher.set(.sendHighWaterMark, 100_000)
+    try publisher.bind(configuration.publishEndpoint)
+    return (router, publisher)
+  }
+
+  private func serve(
+    router: Socket, publisher: Socket, wake: WakeUpSignal, store: BrokerStore,
+    endpoints: BrokerEndpoints
+  ) {
+    var poller = Poller()
+    guard let routerIndex = try? poller.add(router) else { return }
+    let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+    while !stopRequested.load(ordering: .sequentiallyConsistent) {
+      do {
+        let ready = try poller.poll(timeout: .seconds(1))
+        if ready.contains(wakeIndex) { wake.clear() }
+        guard ready.contains(routerIndex) else { continue }
+        // Drain what is queued, a bounded batch at a time so a stop request is seen promptly.
+        for _ in 0..<1_000 {
+          guard let frames = try router.receive(dontWait: true) else { break }
+          handle(frames, router: router, publisher: publisher, store: store, endpoints: endpoints)
+        }
+      } catch let error as ZMQError where error.isContextTerminated {
+        return
+      } catch {
+        logger.error("Broker socket error", metadata: ["error": "\(error)"])
+      }
+    }
+  }
+
+  private func handle(
+    _ frames: [Data], router: Socket, publisher: Socket, store: BrokerStore,
+    endpoints: BrokerEndpoints
+  ) {
+    counters.withLock { $0.requests += 1 }
+    guard frames.count >= 2 else { return }
+    let identity = frames[0]
+    func reply(_ message: BrokerMessage) {
+      _ = try? router.send([identity] + message.frames, dontWait: true)
+    }
+    let request: BrokerMessage
+    do {
+      request = try BrokerMessage(frames: Array(frames.dropFirst()))
+    } catch {
+      counters.withLock { counters in
+        switch error {
+        case .malformed, .version: counters.malformed += 1
+        case .unknownCommand: counters.unknownCommands += 1
+        case .invalidKey: counters.invalidKeys += 1
+        }
+      }
+      logger.warning("Rejected request", metadata: ["reason": "\(error)"])
+      reply(.error(code: error.code, message: error.description, key: nil, write: nil))
+      return
+    }
+    switch request {
+    case .hello:
+      reply(.welcome(instance: instance, publisher: endpoints.publisher))
+    case .ping:
+      reply(.pong(instance: instance))
+    case let .sync(client, key):
+      _ = try? publisher.send(BrokerMessage.synced(key: key, client: client).frames, dontWait: true)
+    case let .get(client, key):
+      let snapshot = store.snapshot(key: key, client: client)
+      reply(
+        .snapshot(
+          key: key, version: snapshot.version, lastWrite: snapshot.lastWrite, value: snapshot.value
+        )
+      )
+    case let .write(client, write, key, base, value):
+      guard value.count <= configuration.maxValueSize else {
+        counters.withLock { $0.oversized += 1 }
+        logger.warning("Rejected oversized value", metadata: ["key": "\(key)", "bytes": "\(value.count)"])
+        reply(
+          .error(
+            code: .tooLarge, message: "value of \(value.count) bytes exceeds \(configuration.maxValueSize)",
+            key: key, write: write
+          )
+        )
+        return
+      }
+      do {
+        switch try store.write(client: client, write: write, key: key, base: base, value: value) {
+        case let .applied(version):
+          counters.withLock {
+            $0.writesApplied += 1
+            $0.keys = store.entries.count
+          }
+          reply(.ack(key: key, write: write, version: version))
+          let update = BrokerMessage.update(
+            key: key, version: version, client: client, write: write, value: value
+          )
+          _ = try? publisher.send(update.frames, dontWait: true)
+        case let .rejected(version, lastWrite, current):
+          counters.withLock { $0.writesRejected += 1 }
+          reply(.reject(key: key, write: write, version: version, lastWrite: lastWrite, value: current))
+        }
+      } catch {
+        counters.withLock { $0.storageErrors += 1 }
+        logger.error("Could not persist a write", metadata: ["key": "\(key)", "error": "\(error)"])
+        reply(.error(code: .storage, message: "\(error)", key: key, write: write))
+      }
+    case .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced:
+      counters.withLock { $0.unknownCommands += 1 }
+      reply(.error(code: .unknownCommand, message: "not a request", key: nil, write: nil))
+    }
+  }
+}
+
+/// Hands the store, created on the caller's thread, to the broker thread that alone uses it.
+private struct UncheckedStore: @unchecked Sendable {
+  let store: BrokerStore
+  init(_ store: BrokerStore) { self.store = store }
+}

@@ -1,0 +1,20 @@
+import Foundation
+
+/// What the client's I/O thread needs from the reference of one key, whatever its value type.
+protocol BrokerChannel: AnyObject, Sendable {
+  var key: String { get }
+  /// Mutations the broker has not confirmed.
+  var hasUnconfirmedWrites: Bool { get }
+  /// Whether a snapshot arrived since the last (re)connection.
+  var isSynced: Bool { get }
+  /// The next compare-and-set to send, covering every pending mutation, if one is due.
+  func nextWrite(id: UInt64) -> (base: UInt64, value: Data)?
+  /// The broker applied write `write` as `version`.
+  func receiveAck(write: UInt64, version: UInt64)
+  /// The broker's current state (a snapshot, or the answer to a rejected write).
+  func receiveState(version: UInt64, lastWrite: UInt64, value: Data)
+  /// An update from the PUB socket; returns whether versions were skipped (a gap).
+  func receiveUpdate(version: UInt64, fromThisClient: Bool, write: UInt64, value: Data) -> Bool
+  /// The broker refused a write (storage failure, too large); it will be retried.
+  func writeFailed(_ error: any Error)
+}

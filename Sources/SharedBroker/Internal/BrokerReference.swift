@@ -1,0 +1,222 @@
+import Foundation
+internal import OpenCombine
+internal import Sharing
+
+/// The reference behind `@Shared(.broker("key"))`: the last value the broker confirmed, plus this
+/// process's mutations that the broker has not confirmed yet.
+///
+/// The local value is always "confirmed + pending", so a write shows at once. When another
+/// process's write arrives, or the broker rejects ours, the pending mutations are re-applied on
+/// top of the new confirmed value (a rebase) and sent again, as one compare-and-set covering all
+/// of them. Each write carries an id; the broker's `lastWrite` tells which ones it applied, so a
+/// resent write is never applied twice and no mutation is dropped.
+final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableReference,
+  BrokerChannel, @unchecked Sendable
+{
+  private struct Pending {
+    let sequence: UInt64
+    let mutation: @Sendable (inout Value) -> Void
+  }
+
+  private struct SentWrite {
+    let coversThrough: UInt64
+    let value: Value
+  }
+
+  let key: String
+  private weak var client: BrokerClient?
+  private let lock = NSRecursiveLock()
+  private let notifier: ReferenceNotifier<Value>
+  private let encoder: JSONEncoder = {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    return encoder
+  }()
+  private let decoder = JSONDecoder()
+
+  // Guarded by `lock`.
+  private var confirmed: Value
+  private var confirmedVersion: UInt64 = 0
+  private var local: Value
+  private var pending: [Pending] = []
+  private var nextSequence: UInt64 = 1
+  private var sent: [UInt64: SentWrite] = [:]
+  private var synced = false
+  private var lastLoadError: (any Error)?
+  private var lastSaveError: (any Error)?
+
+  init(key: String, initialValue: Value, client: BrokerClient) {
+    self.key = key
+    self.client = client
+    confirmed = initialValue
+    local = initialValue
+    notifier = ReferenceNotifier(initialValue: initialValue) { ".broker(\(String(reflecting: key)))" }
+  }
+
+  var description: String { ".broker(\(String(reflecting: key)))" }
+
+  // MARK: - MutableReference
+
+  var value: Value {
+    if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current,
+      let snapshot = tracker.snapshot(of: self, as: Value.self)
+    {
+      return snapshot
+    }
+    return liveValue
+  }
+
+  var liveValue: Value { lock.withLock { local } }
+  var isLoading: Bool { lock.withLock { !synced } }
+  var loadError: (any Error)? { lock.withLock { lastLoadError } }
+  var saveError: (any Error)? { lock.withLock { lastSaveError } }
+  var publisher: AnyPublisher<Value, Never> { notifier.publisher }
+
+  func withLock<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
+    if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {
+      return try tracker.updateSnapshot(of: self, live: liveValue, body)
+    }
+    let result: R = try lock.withLock {
+      SharedChangeTracker.current?.recordOldValue(local, of: self)
+      var value = local
+      let result = try body(&value)
+      local = value
+      pending.append(Pending(sequence: nextSequence) { value in _ = try? body(&value) })
+      nextSequence += 1
+      return result
+    }
+    notify()
+    client?.writesPending()
+    return result
+  }
+
+  func load() async throws {
+    try await client?.resynchronize(key: key)
+  }
+
+  func save() async throws {
+    try await client?.waitUntilConfirmed(keys: [key])
+  }
+
+  // MARK: - BrokerChannel (called on the client's I/O thread)
+
+  var hasUnconfirmedWrites: Bool { lock.withLock { !pending.isEmpty } }
+  var isSynced: Bool { lock.withLock { synced } }
+
+  func nextWrite(id: UInt64) -> (base: UInt64, value: Data)? {
+    lock.withLock {
+      guard synced, let last = pending.last else { return nil }
+      do {
+        let data = try encoder.encode(local)
+        sent[id] = SentWrite(coversThrough: last.sequence, value: local)
+        return (confirmedVersion, data)
+      } catch {
+        lastSaveError = error
+        return nil
+      }
+    }
+  }
+
+  func receiveAck(write: UInt64, version: UInt64) {
+    let changed = lock.withLock {
+      guard let acknowledged = sent[write] else { return false }
+      if version > confirmedVersion {
+        confirmed = acknowledged.value
+        confirmedVersion = version
+      }
+      lastSaveError = nil
+      acknowledge(through: acknowledged.coversThrough)
+      sent = sent.filter { $0.key > write }
+      return rebase()
+    }
+    if changed { notify() }
+  }
+
+  func receiveState(version: UInt64, lastWrite: UInt64, value: Data) {
+    let changed = lock.withLock {
+      acknowledge(applied: lastWrite)
+      // Writes above `lastWrite` were not applied, and never will be: each attempt has its own id.
+      sent = [:]
+      synced = true
+      if version >= confirmedVersion { accept(version: version, value: value) }
+      return rebase()
+    }
+    if changed { notify() }
+  }
+
+  func receiveUpdate(version: UInt64, fromThisClient: Bool, write: UInt64, value: Data) -> Bool {
+    var gap = false
+    let changed = lock.withLock {
+      guard version > confirmedVersion else { return false }
+      gap = synced && version > confirmedVersion + 1
+      if fromThisClient { acknowledge(applied: write) }
+      accept(version: version, value: value)
+      return rebase()
+    }
+    if changed { notify() }
+    return gap
+  }
+
+  func writeFailed(_ error: any Error) {
+    lock.withLock {
+      lastSaveError = error
+      sent = [:]
+    }
+  }
+
+  // MARK: - Bookkeeping (under `lock`)
+
+  private func accept(version: UInt64, value: Data) {
+    confirmedVersion = version
+    guard !value.isEmpty else { return }
+    do {
+      confirmed = try decoder.decode(Value.self, from: value)
+      lastLoadError = nil
+    } catch {
+      // Keep the last good value; the next write of ours replaces the bad one.
+      lastLoadError = BrokerValueError(key: key, type: "\(Value.self)", underlying: error)
+    }
+  }
+
+  /// Drops the mutations covered by the newest write the broker applied (`lastWrite`).
+  private func acknowledge(applied lastWrite: UInt64) {
+    guard let newest = sent.filter({ $0.key <= lastWrite }).max(by: { $0.key < $1.key }) else {
+      return
+    }
+    acknowledge(through: newest.value.coversThrough)
+    sent = sent.filter { $0.key > lastWrite }
+  }
+
+  private func acknowledge(through sequence: UInt64) {
+    pending.removeAll { $0.sequence <= sequence }
+  }
+
+  /// Recomputes the local value as confirmed + pending; returns whether it changed.
+  private func rebase() -> Bool {
+    var value = confirmed
+    for mutation in pending { mutation.mutation(&value) }
+    guard value != local else { return false }
+    SharedChangeTracker.current?.recordOldValue(local, of: self)
+    local = value
+    return true
+  }
+
+  private func notify() {
+    notifier.notify { liveValue }
+  }
+}
+
+/// A value received from the broker that does not decode as the key's type.
+public struct BrokerValueError: Error, CustomStringConvertible {
+  /// The key.
+  public let key: String
+  /// The expected type.
+  public let type: String
+  /// The decoding error.
+  public let underlying: any Error
+
+  /// A readable explanation.
+  public var description: String {
+    "The broker's value for \"\(key)\" is not a \(type): \(underlying)"
+  }
+}

@@ -1,0 +1,132 @@
+import Foundation
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The broker's data: the last value of every key with its version, and per key the last write
+/// applied for each client (which makes resent writes idempotent).
+///
+/// With a data directory, every accepted write is appended to `log.jsonl` before it is
+/// acknowledged or published; at start the store loads `snapshot.json`, replays the log, writes
+/// a fresh snapshot and empties the log. Appends are plain writes (no fsync): they survive the
+/// broker process being killed, not the machine losing power.
+final class BrokerStore {
+  struct Entry: Codable, Equatable {
+    var version: UInt64
+    var value: Data
+    var lastWrites: [String: UInt64]
+  }
+
+  enum WriteResult: Equatable {
+    case applied(version: UInt64)
+    case rejected(version: UInt64, lastWrite: UInt64, value: Data)
+  }
+
+  private(set) var entries: [String: Entry] = [:]
+  private let directory: URL?
+  private var logDescriptor: Int32 = -1
+
+  init(directory: URL?) throws {
+    self.directory = directory
+    guard let directory else { return }
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    try load(from: directory)
+    try compact(into: directory)
+    logDescriptor = open(logURL(directory).path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+    guard logDescriptor >= 0 else { throw StorageError(operation: "open the write log") }
+  }
+
+  deinit {
+    if logDescriptor >= 0 { close(logDescriptor) }
+  }
+
+  func snapshot(key: String, client: String) -> (version: UInt64, lastWrite: UInt64, value: Data) {
+    guard let entry = entries[key] else { return (0, 0, Data()) }
+    return (entry.version, entry.lastWrites[client] ?? 0, entry.value)
+  }
+
+  /// Compare-and-set: applies the write only when `base` is the current version and the write
+  /// was not applied before.
+  func write(client: String, write: UInt64, key: String, base: UInt64, value: Data) throws
+    -> WriteResult
+  {
+    var entry = entries[key] ?? Entry(version: 0, value: Data(), lastWrites: [:])
+    let lastWrite = entry.lastWrites[client] ?? 0
+    guard write > lastWrite, base == entry.version else {
+      return .rejected(version: entry.version, lastWrite: lastWrite, value: entry.value)
+    }
+    entry.version += 1
+    entry.value = value
+    entry.lastWrites[client] = write
+    try append(LogRecord(key: key, version: entry.version, client: client, write: write, value: value))
+    entries[key] = entry
+    return .applied(version: entry.version)
+  }
+
+  // MARK: - Persistence
+
+  private struct LogRecord: Codable {
+    let key: String
+    let version: UInt64
+    let client: String
+    let write: UInt64
+    let value: Data
+  }
+
+  private func logURL(_ directory: URL) -> URL { directory.appendingPathComponent("log.jsonl") }
+  private func snapshotURL(_ directory: URL) -> URL {
+    directory.appendingPathComponent("snapshot.json")
+  }
+
+  private func append(_ record: LogRecord) throws {
+    guard logDescriptor >= 0 else { return }
+    var line = try JSONEncoder().encode(record)
+    line.append(0x0A)
+    let start = lseek(logDescriptor, 0, SEEK_END)
+    let written = line.withUnsafeBytes { Glibc.write(logDescriptor, $0.baseAddress, $0.count) }
+    guard written == line.count else {
+      let error = StorageError(operation: "append to the write log")
+      // Leave no half record behind: the next one would be glued to it.
+      if start >= 0 { ftruncate(logDescriptor, start) }
+      throw error
+    }
+  }
+
+  private func load(from directory: URL) throws {
+    if let data = try? Data(contentsOf: snapshotURL(directory)) {
+      entries = try JSONDecoder().decode([String: Entry].self, from: data)
+    }
+    guard let log = try? Data(contentsOf: logURL(directory)) else { return }
+    let decoder = JSONDecoder()
+    for line in log.split(separator: 0x0A) {
+      // A line cut short by a crash ends the usable log.
+      guard let record = try? decoder.decode(LogRecord.self, from: Data(line)) else { break }
+      var entry = entries[record.key] ?? Entry(version: 0, value: Data(), lastWrites: [:])
+      guard record.version > entry.version else { continue }
+      entry.version = record.version
+      entry.value = record.value
+      entry.lastWrites[record.client] = max(entry.lastWrites[record.client] ?? 0, record.write)
+      entries[record.key] = entry
+    }
+  }
+
+  private func compact(into directory: URL) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    try encoder.encode(entries).write(to: snapshotURL(directory), options: .atomic)
+    try Data().write(to: logURL(directory), options: .atomic)
+  }
+}
+
+/// A failed write to the broker's data directory, with the system's reason.
+struct StorageError: Error, CustomStringConvertible {
+  let operation: String
+  let reason: String
+
+  init(operation: String) {
+    self.operation = operation
+    self.reason = String(cString: strerror(errno))
+  }
+
+  var description: String { "could not \(operation): \(reason)" }
+}

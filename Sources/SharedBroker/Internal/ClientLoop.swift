@@ -1,0 +1,316 @@
+import Foundation
+internal import Logging
+internal import ZeroMQ
+
+/// The body of a ``BrokerClient``'s I/O thread: the only code that touches its sockets.
+///
+/// Per key it walks `probing → snapshotting → synced`: first it proves its subscription to the
+/// key's topic is in effect (`SYNC`, answered on the PUB socket by `SYNCED`), then asks for a
+/// snapshot, so no update can fall between the snapshot and the stream. Only synced keys send
+/// writes, one compare-and-set in flight per key.
+final class ClientLoop: @unchecked Sendable {
+  private enum KeyPhase {
+    case probing(next: ContinuousClock.Instant, backoff: Duration)
+    case snapshotting(sent: ContinuousClock.Instant)
+    case synced
+  }
+
+  private weak var client: BrokerClient?
+  private let endpoint: String
+  private let id: String
+  private let configuration: BrokerClient.Configuration
+  private let logger: Logger
+
+  // Owned by the I/O thread.
+  private var dealer: Socket!
+  private var subscriber: Socket!
+  private var brokerInstance: String?
+  private var publisherEndpoint: String?
+  private var connected = false
+  private var lastHeard = ContinuousClock.now
+  private var lastPing = ContinuousClock.now - .seconds(3600)
+  /// While not connected, HELLO is retried quickly at first, then at the heartbeat interval.
+  private var helloBackoff = Duration.milliseconds(10)
+  private var phases: [String: KeyPhase] = [:]
+  private var inFlight: [String: UInt64] = [:]
+  private var retryAfter: [String: ContinuousClock.Instant] = [:]
+  private var nextWriteID: UInt64 = 1
+
+  init(client: BrokerClient) {
+    self.client = client
+    endpoint = client.endpoint
+    id = client.id
+    configuration = client.configuration
+    logger = client.logger
+  }
+
+  func run() {
+    guard let wakeUp = client?.wakeUpSignal else { return }
+    do {
+      let context = try Context()
+      defer { context.terminate() }
+      dealer = try Socket(context: context, type: .dealer)
+      subscriber = try Socket(context: context, type: .sub)
+      defer {
+        dealer.close()
+        subscriber.close()
+      }
+      try dealer.set(.immediate, 1)
+      try dealer.set(.reconnectInterval, 100)
+      try dealer.set(.reconnectIntervalMax, 1_000)
+      try dealer.set(.sendHighWaterMark, 100_000)
+      try dealer.set(.receiveHighWaterMark, 100_000)
+      try subscriber.set(.receiveHighWaterMark, configuration.subscriberHighWaterMark)
+      try subscriber.set(.reconnectInterval, 100)
+      try subscriber.set(.reconnectIntervalMax, 1_000)
+      try dealer.connect(endpoint)
+      var poller = Poller()
+      let dealerIndex = try poller.add(dealer)
+      let subscriberIndex = try poller.add(subscriber)
+      let wakeIndex = poller.add(fileDescriptor: wakeUp.fileDescriptor)
+      while true {
+        let ready = try poller.poll(timeout: nextDeadline() - .now)
+        guard let client, !client.isClosed else { return }
+        if ready.contains(wakeIndex) { wakeUp.clear() }
+        takeRequests(from: client)
+        if ready.contains(dealerIndex) { drainReplies(client) }
+        if ready.contains(subscriberIndex) { drainPublished(client) }
+        tick(client)
+        flushWrites(client)
+      }
+    } catch let error as ZMQError where error.isContextTerminated {
+      return
+    } catch {
+      logger.error("Broker client stopped", metadata: ["error": "\(error)"])
+    }
+  }
+
+  // MARK: - Timing
+
+  private var interval: Duration { configuration.heartbeatInterval }
+
+  private var pingInterval: Duration { connected ? interval : min(helloBackoff, interval) }
+
+  private func nextDeadline() -> ContinuousClock.Instant {
+    var deadline = lastPing + pingInterval
+    for phase in phases.values {
+      switch phase {
+      case let .probing(next, _) where connected: deadline = min(deadline, next)
+      case let .snapshotting(sent) where connected: deadline = min(deadline, sent + interval)
+      default: break
+      }
+    }
+    for retry in retryAfter.values { deadline = min(deadline, retry) }
+    return max(deadline, .now)
+  }
+
+  private func tick(_ client: BrokerClient) {
+    let now = ContinuousClock.now
+    if connected, now - lastHeard > interval * configuration.missedHeartbeats {
+      logger.warning("Broker stopped answering", metadata: ["endpoint": "\(endpoint)"])
+      connected = false
+      inFlight = [:]
+      for key in phases.keys { phases[key] = .probing(next: now, backoff: .milliseconds(5)) }
+      helloBackoff = .milliseconds(10)
+      client.setState(.disconnected)
+    }
+    if now - lastPing >= pingInterval {
+      send(connected ? .ping : .hello(client: id))
+      if !connected { helloBackoff = min(helloBackoff * 2, interval) }
+      lastPing = now
+    }
+    guard connected else { return }
+    for (key, phase) in phases {
+      switch phase {
+      case let .probing(next, backoff) where now >= next:
+        send(.sync(client: id, key: key))
+        let backoff = min(backoff * 2, interval)
+        phases[key] = .probing(next: now + backoff, backoff: backoff)
+      case let .snapshotting(sent) where now - sent >= interval:
+        requestSnapshot(key)
+      default:
+        break
+      }
+    }
+  }
+
+  // MARK: - Requests from other threads
+
+  private func takeRequests(from client: BrokerClient) {
+    let (added, resync) = client.takeRequests()
+    for key in added where phases[key] == nil {
+      try? subscriber.set(.subscribe, Array(key.utf8))
+      phases[key] = .probing(next: .now, backoff: .milliseconds(5))
+    }
+    for key in resync where connected {
+      if case .synced = phases[key] { requestSnapshot(key) }
+    }
+    if !added.isEmpty { updateState(client) }
+  }
+
+  // MARK: - Replies
+
+  private func drainReplies(_ client: BrokerClient) {
+    for _ in 0..<1_000 {
+      guard let frames = try? dealer.receive(dontWait: true) else { return }
+      lastHeard = .now
+      do {
+        handle(try BrokerMessage(frames: frames), client)
+      } catch {
+        logger.warning("Ignored a malformed reply", metadata: ["reason": "\(error)"])
+      }
+    }
+  }
+
+  private func handle(_ reply: BrokerMessage, _ client: BrokerClient) {
+    switch reply {
+    case let .welcome(instance, publisher):
+      connect(instance: instance, publisher: publisher, client)
+    case let .pong(instance):
+      if instance != brokerInstance || !connected {
+        // A restarted broker: start over with HELLO to learn its publisher.
+        connected = false
+        helloBackoff = .milliseconds(10)
+        send(.hello(client: id))
+      }
+    case let .snapshot(key, version, lastWrite, value):
+      guard let channel = client.channel(key) else { return }
+      channel.receiveState(version: version, lastWrite: lastWrite, value: value)
+      if case .snapshotting = phases[key] { phases[key] = .synced }
+      inFlight[key] = nil
+      updateState(client)
+    case let .ack(key, write, version):
+      guard inFlight[key] == write else { return }
+      inFlight[key] = nil
+      client.channel(key)?.receiveAck(write: write, version: version)
+      client.progressed()
+    case let .reject(key, write, version, lastWrite, value):
+      guard inFlight[key] == write else { return }
+      inFlight[key] = nil
+      client.channel(key)?.receiveState(version: version, lastWrite: lastWrite, value: value)
+      client.progressed()
+    case let .error(code, message, key, write):
+      logger.error("The broker refused a request", metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
+      guard let key, let write, inFlight[key] == write else { return }
+      inFlight[key] = nil
+      retryAfter[key] = .now + interval
+      client.channel(key)?.writeFailed(BrokerWriteError(code: code, message: message))
+      client.progressed()
+    case .hello, .ping, .sync, .get, .write, .update, .synced:
+      logger.warning("Ignored a request sent to a client")
+    }
+  }
+
+  private func connect(instance: String, publisher: String, _ client: BrokerClient) {
+    let endpoint = Self.publisherEndpoint(announced: publisher, router: self.endpoint)
+    if publisherEndpoint != endpoint {
+      if let old = publisherEndpoint { try? subscriber.disconnect(old) }
+      do {
+        try subscriber.connect(endpoint)
+        publisherEndpoint = endpoint
+      } catch {
+        logger.error("Cannot connect to the broker's publisher", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+        return
+      }
+    }
+    if connected, instance == brokerInstance { return }
+    brokerInstance = instance
+    connected = true
+    inFlight = [:]
+    for key in phases.keys { phases[key] = .probing(next: .now, backoff: .milliseconds(5)) }
+    updateState(client)
+  }
+
+  /// The broker announces where its PUB socket is bound (`tcp://0.0.0.0:5556`); reach it on the
+  /// host this client used for the ROUTER.
+  static func publisherEndpoint(announced: String, router: String) -> String {
+    guard announced.hasPrefix("tcp://"), router.hasPrefix("tcp://"),
+      let port = announced.split(separator: ":").last,
+      let colon = router.lastIndex(of: ":")
+    else { return announced }
+    return "\(router[..<colon]):\(port)"
+  }
+
+  // MARK: - Published messages
+
+  private func drainPublished(_ client: BrokerClient) {
+    for _ in 0..<10_000 {
+      guard let frames = try? subscriber.receive(dontWait: true) else { return }
+      do {
+        switch try BrokerMessage(published: frames) {
+        case let .update(key, version, writer, write, value):
+          guard let channel = client.channel(key) else { continue }
+          let fromThisClient = writer == id
+          if fromThisClient, inFlight[key] == write { inFlight[key] = nil }
+          let gap = channel.receiveUpdate(
+            version: version, fromThisClient: fromThisClient, write: write, value: value
+          )
+          if gap, case .synced = phases[key] {
+            logger.debug("Missed updates, resyncing", metadata: ["key": "\(key)"])
+            requestSnapshot(key)
+          }
+          client.progressed()
+        case let .synced(key, requester):
+          guard requester == id, case .probing = phases[key] else { continue }
+          requestSnapshot(key)
+        default:
+          continue
+        }
+      } catch {
+        // Another client's topic that happens to share our prefix, or noise: not ours.
+        continue
+      }
+    }
+  }
+
+  // MARK: - Sending
+
+  private func requestSnapshot(_ key: String) {
+    send(.get(client: id, key: key))
+    phases[key] = .snapshotting(sent: .now)
+  }
+
+  private func flushWrites(_ client: BrokerClient) {
+    guard connected else { return }
+    let now = ContinuousClock.now
+    for channel in client.channels where channel.hasUnconfirmedWrites {
+      let key = channel.key
+      guard case .synced = phases[key], inFlight[key] == nil else { continue }
+      if let retry = retryAfter[key] {
+        guard now >= retry else { continue }
+        retryAfter[key] = nil
+      }
+      let writeID = nextWriteID
+      guard let write = channel.nextWrite(id: writeID) else { continue }
+      nextWriteID += 1
+      inFlight[key] = writeID
+      send(.write(client: id, write: writeID, key: key, base: write.base, value: write.value))
+    }
+  }
+
+  private func send(_ message: BrokerMessage) {
+    do {
+      try dealer.send(message.frames, dontWait: true)
+    } catch {
+      logger.debug("Could not send to the broker", metadata: ["error": "\(error)"])
+    }
+  }
+
+  private func updateState(_ client: BrokerClient) {
+    guard connected else { return }
+    let synced = phases.values.allSatisfy { if case .synced = $0 { true } else { false } }
+    client.setState(synced ? .connected : .syncing)
+    client.progressed()
+  }
+}
+
+/// The broker refused to apply a write; the mutations stay pending and are retried.
+public struct BrokerWriteError: Error, CustomStringConvertible {
+  /// The broker's error code.
+  public let code: BrokerErrorCode
+  /// The broker's explanation.
+  public let message: String
+
+  /// A readable explanation.
+  public var description: String { "The broker refused the write (\(code.rawValue)): \(message)" }
+}

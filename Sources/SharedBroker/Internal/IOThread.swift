@@ -1,0 +1,47 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A dedicated thread that alone owns some ZeroMQ sockets, and ways to wait for its end from
+/// async and blocking code alike.
+final class IOThread: Sendable {
+  private let state = Mutex<(finished: Bool, waiters: [CheckedContinuation<Void, Never>])>(
+    (false, [])
+  )
+  private let done = DispatchSemaphore(value: 0)
+
+  init(name: String, body: @escaping @Sendable () -> Void) {
+    let thread = Thread { [self] in
+      body()
+      let waiters = state.withLock { state in
+        state.finished = true
+        defer { state.waiters = [] }
+        return state.waiters
+      }
+      for waiter in waiters { waiter.resume() }
+      done.signal()
+    }
+    thread.name = name
+    thread.start()
+  }
+
+  var isFinished: Bool { state.withLock { $0.finished } }
+
+  /// Suspends until the thread's body returned.
+  func join() async {
+    await withCheckedContinuation { continuation in
+      let finished = state.withLock { state in
+        if !state.finished { state.waiters.append(continuation) }
+        return state.finished
+      }
+      if finished { continuation.resume() }
+    }
+  }
+
+  /// Blocks until the thread's body returned.
+  func joinBlocking() {
+    guard !isFinished else { return }
+    done.wait()
+    done.signal()
+  }
+}

@@ -1,0 +1,141 @@
+public import Foundation
+public import Logging
+public import SharedBroker
+import Synchronization
+
+/// A broker running inside the test process, on ephemeral loopback ports, with helpers to make
+/// independent clients (each with its own ZeroMQ context, like separate processes) and to stop
+/// and restart the broker with its data.
+///
+/// ```swift
+/// try await withBrokerFixture { fixture in
+///   let client = fixture.makeClient()
+///   try await withDependencies { $0.brokerClient = client } operation: {
+///     @Shared(.broker("count")) var count = 0
+///     ...
+///   }
+/// }
+/// ```
+public final class BrokerFixture: Sendable {
+  /// Where the broker keeps its data, when persistent.
+  public let dataDirectory: URL?
+  /// The client timing used by ``makeClient(configuration:)`` by default.
+  public let clientConfiguration: BrokerClient.Configuration
+  private let state: Mutex<(server: BrokerServer?, endpoints: BrokerEndpoints?, clients: [BrokerClient])>
+  private let ownsDirectory: Bool
+
+  /// Starts a broker on `tcp://127.0.0.1:*`.
+  ///
+  /// - Parameters:
+  ///   - persistent: Keep data in a fresh temporary directory, so ``restart()`` keeps it.
+  ///   - dataDirectory: Keep data in this directory instead.
+  ///   - maxValueSize: The broker's value size limit.
+  ///   - clientConfiguration: Heartbeat timing for the clients this fixture makes (fast by
+  ///     default, so tests notice a stopped broker quickly).
+  /// - Throws: When the broker cannot start.
+  public init(
+    persistent: Bool = false,
+    dataDirectory: URL? = nil,
+    maxValueSize: Int = 1 << 20,
+    clientConfiguration: BrokerClient.Configuration = BrokerClient.Configuration(
+      heartbeatInterval: .milliseconds(100), missedHeartbeats: 3
+    )
+  ) throws {
+    let directory =
+      dataDirectory
+      ?? (persistent
+        ? FileManager.default.temporaryDirectory.appendingPathComponent("broker-\(UUID().uuidString)")
+        : nil)
+    self.dataDirectory = directory
+    self.ownsDirectory = dataDirectory == nil && directory != nil
+    self.clientConfiguration = clientConfiguration
+    let server = BrokerServer(
+      configuration: BrokerConfiguration(
+        listen: "tcp://127.0.0.1:*", publish: "tcp://127.0.0.1:*", dataDirectory: directory,
+        maxValueSize: maxValueSize
+      ),
+      logger: Self.logger
+    )
+    let endpoints = try server.start()
+    state = Mutex((server, endpoints, []))
+  }
+
+  deinit {
+    shutdown()
+  }
+
+  private static let logger: Logger = {
+    var logger = Logger(label: "broker-fixture")
+    logger.logLevel = .critical
+    return logger
+  }()
+
+  /// The broker's ROUTER endpoint, stable across ``restart()``.
+  public var endpoint: String { state.withLock { $0.endpoints!.router } }
+
+  /// The running broker, if any.
+  public var server: BrokerServer? { state.withLock { $0.server } }
+
+  /// A new client of this broker with its own context; the fixture closes it on shutdown.
+  ///
+  /// - Parameter configuration: Heartbeat timing (the fixture's default otherwise).
+  /// - Returns: The client.
+  public func makeClient(configuration: BrokerClient.Configuration? = nil) -> BrokerClient {
+    let client = BrokerClient(
+      endpoint: endpoint, configuration: configuration ?? clientConfiguration, logger: Self.logger
+    )
+    state.withLock { $0.clients.append(client) }
+    return client
+  }
+
+  /// Stops the broker (its clients keep running and will reconnect).
+  public func stop() {
+    let server = state.withLock { state in
+      defer { state.server = nil }
+      return state.server
+    }
+    server?.stop()
+  }
+
+  /// Starts the broker again on the same ports, with the same data.
+  ///
+  /// - Throws: When the ports or the data cannot be reused.
+  public func restart() throws {
+    stop()
+    let endpoints = state.withLock { $0.endpoints! }
+    let server = BrokerServer(
+      configuration: BrokerConfiguration(
+        listen: endpoints.router, publish: endpoints.publisher, dataDirectory: dataDirectory
+      ),
+      logger: Self.logger
+    )
+    try server.start()
+    state.withLock { $0.server = server }
+  }
+
+  /// Closes every client, stops the broker and removes a temporary data directory.
+  public func shutdown() {
+    let clients = state.withLock { state in
+      defer { state.clients = [] }
+      return state.clients
+    }
+    for client in clients { client.close() }
+    stop()
+    if ownsDirectory, let dataDirectory { try? FileManager.default.removeItem(at: dataDirectory) }
+  }
+}
+
+/// Runs `body` with a fresh broker fixture and shuts it down afterwards, on success and error.
+///
+/// - Parameters:
+///   - persistent: Keep data in a temporary directory so restarts keep it.
+///   - body: The test.
+/// - Returns: What `body` returns.
+public func withBrokerFixture<R>(
+  persistent: Bool = false,
+  _ body: (BrokerFixture) async throws -> R
+) async throws -> R {
+  let fixture = try BrokerFixture(persistent: persistent)
+  defer { fixture.shutdown() }
+  return try await body(fixture)
+}

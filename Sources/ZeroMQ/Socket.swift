@@ -1,0 +1,186 @@
+internal import CZeroMQ
+public import Foundation
+
+/// A ZeroMQ socket. Not thread-safe, like libzmq's: one thread owns it at a time.
+///
+/// ```swift
+/// let socket = try Socket(context: context, type: .dealer)
+/// try socket.connect("tcp://127.0.0.1:5555")
+/// try socket.send([Data("PING".utf8)])
+/// let reply = try socket.receive()
+/// ```
+///
+/// Messages are multipart: arrays of frames of any size. ``close()`` releases the socket;
+/// `deinit` closes one that was forgotten.
+public final class Socket {
+  private var handle: UnsafeMutableRawPointer?
+  /// The socket's kind.
+  public let type: SocketType
+
+  /// Creates a socket with a zero linger period.
+  ///
+  /// - Parameters:
+  ///   - context: The owning context.
+  ///   - type: The kind of socket.
+  /// - Throws: ``ZMQError`` when the context is terminated or out of sockets.
+  public init(context: Context, type: SocketType) throws {
+    self.type = type
+    handle = try context.withUnsafeHandle { context in
+      guard let socket = zmq_socket(context, type.rawValue) else {
+        throw ZMQError(code: zmq_errno(), function: "zmq_socket")
+      }
+      return socket
+    }
+    try set(.linger, 0)
+  }
+
+  deinit {
+    close()
+  }
+
+  /// Runs `body` with the C handle; throws once the socket is closed.
+  @discardableResult
+  public func withUnsafeHandle<R>(_ body: (UnsafeMutableRawPointer) throws -> R) throws -> R {
+    guard let handle else { throw ZMQError.closed("socket") }
+    return try body(handle)
+  }
+
+  /// Closes the socket; later calls throw. Safe to call more than once.
+  public func close() {
+    guard let handle else { return }
+    self.handle = nil
+    zmq_close(handle)
+  }
+
+  /// Whether ``close()`` was called.
+  public var isClosed: Bool { handle == nil }
+
+  // MARK: - Endpoints
+
+  /// Binds to an endpoint (`tcp://127.0.0.1:*` picks a free port; see ``lastEndpoint``).
+  ///
+  /// - Parameter endpoint: The endpoint.
+  /// - Throws: ``ZMQError``, e.g. when the address is in use.
+  public func bind(_ endpoint: String) throws {
+    try withUnsafeHandle { handle in try zmqCall("zmq_bind") { zmq_bind(handle, endpoint) } }
+  }
+
+  /// Connects to an endpoint; the connection is made (and remade) in the background.
+  ///
+  /// - Parameter endpoint: The endpoint.
+  /// - Throws: ``ZMQError`` for a malformed endpoint.
+  public func connect(_ endpoint: String) throws {
+    try withUnsafeHandle { handle in
+      try zmqCall("zmq_connect") { zmq_connect(handle, endpoint) }
+    }
+  }
+
+  /// Drops a connection made with ``connect(_:)``.
+  ///
+  /// - Parameter endpoint: The endpoint.
+  /// - Throws: ``ZMQError``.
+  public func disconnect(_ endpoint: String) throws {
+    try withUnsafeHandle { handle in
+      try zmqCall("zmq_disconnect") { zmq_disconnect(handle, endpoint) }
+    }
+  }
+
+  /// The endpoint bound last, with the real port.
+  public var lastEndpoint: String {
+    get throws { try get(.lastEndpoint) }
+  }
+
+  // MARK: - Options
+
+  /// Sets an integer option.
+  public func set(_ option: SocketOption<Int32>, _ value: Int32) throws {
+    var value = value
+    try setRaw(option.code, &value, MemoryLayout<Int32>.size)
+  }
+
+  /// Sets a 64-bit option.
+  public func set(_ option: SocketOption<Int64>, _ value: Int64) throws {
+    var value = value
+    try setRaw(option.code, &value, MemoryLayout<Int64>.size)
+  }
+
+  /// Sets a bytes option.
+  public func set(_ option: SocketOption<[UInt8]>, _ value: [UInt8]) throws {
+    try value.withUnsafeBytes { try setRaw(option.code, $0.baseAddress, $0.count) }
+  }
+
+  /// Reads an integer option.
+  public func get(_ option: SocketOption<Int32>) throws -> Int32 {
+    var value: Int32 = 0
+    var size = MemoryLayout<Int32>.size
+    try withUnsafeHandle { handle in
+      try zmqCall("zmq_getsockopt") { zmq_getsockopt(handle, option.code, &value, &size) }
+    }
+    return value
+  }
+
+  /// Reads a string option.
+  public func get(_ option: SocketOption<String>) throws -> String {
+    var buffer = [CChar](repeating: 0, count: 1024)
+    var size = buffer.count
+    try withUnsafeHandle { handle in
+      try zmqCall("zmq_getsockopt") { zmq_getsockopt(handle, option.code, &buffer, &size) }
+    }
+    let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  private func setRaw(_ code: Int32, _ value: UnsafeRawPointer?, _ size: Int) throws {
+    try withUnsafeHandle { handle in
+      try zmqCall("zmq_setsockopt") { zmq_setsockopt(handle, code, value, size) }
+    }
+  }
+
+  // MARK: - Messages
+
+  /// Sends a multipart message.
+  ///
+  /// - Parameters:
+  ///   - frames: The frames, at least one.
+  ///   - dontWait: Return `false` instead of blocking when the message cannot be queued.
+  /// - Returns: Whether the message was queued.
+  /// - Throws: ``ZMQError`` (e.g. `EHOSTUNREACH` for a ROUTER with ``SocketOption/routerMandatory``).
+  @discardableResult
+  public func send(_ frames: [Data], dontWait: Bool = false) throws -> Bool {
+    precondition(!frames.isEmpty, "A ZeroMQ message has at least one frame.")
+    return try withUnsafeHandle { handle in
+      for (index, frame) in frames.enumerated() {
+        var flags: Int32 = index < frames.count - 1 ? ZMQ_SNDMORE : 0
+        if dontWait { flags |= ZMQ_DONTWAIT }
+        let sent = try frame.withUnsafeBytes { bytes in
+          try zmqCall("zmq_send") { zmq_send(handle, bytes.baseAddress, bytes.count, flags) }
+        }
+        // Only the first frame can block: the rest of a multipart message is atomic.
+        if sent == nil { return false }
+      }
+      return true
+    }
+  }
+
+  /// Receives a multipart message of any size.
+  ///
+  /// - Parameter dontWait: Return `nil` instead of blocking when nothing is queued.
+  /// - Returns: The frames, or `nil` when there was nothing and `dontWait` was set.
+  /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
+  public func receive(dontWait: Bool = false) throws -> [Data]? {
+    try withUnsafeHandle { handle in
+      var frames: [Data] = []
+      var message = zmq_msg_t()
+      zmq_msg_init(&message)
+      defer { zmq_msg_close(&message) }
+      repeat {
+        let flags: Int32 = dontWait && frames.isEmpty ? ZMQ_DONTWAIT : 0
+        guard try zmqCall("zmq_msg_recv", { zmq_msg_recv(&message, handle, flags) }) != nil else {
+          return nil
+        }
+        frames.append(Data(bytes: zmq_msg_data(&message), count: zmq_msg_size(&message)))
+      } while zmq_msg_more(&message) != 0
+      return frames
+    }
+  }
+}
