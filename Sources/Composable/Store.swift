@@ -100,7 +100,7 @@ public final class Store<State, Action> {
   ) -> Store<ChildState, ChildAction> where Action: CasePathable {
     let readState = self.readState
     let sendAction = self.sendAction
-    let embed = AnyCasePath(toChildAction)
+    let embed = CasePathCache.casePath(toChildAction)
     return Store<ChildState, ChildAction>(
       root: root,
       readState: { readState()[keyPath: toChildState] },

@@ -14,7 +14,10 @@ enum ComposableBenchmarks {
     let direct = measure(rounds: rounds, iterations: iterations) {
       var state = Leaf.State()
       let reducer = Leaf()
-      return { _ = reducer.reduce(into: &state, action: .increment) }
+      return {
+        blackHole(reducer.reduce(into: &state, action: .increment))
+        blackHole(state)
+      }
     }
     let store = measure(rounds: rounds, iterations: iterations) {
       let store = Store(initialState: Leaf.State()) { Leaf() }
@@ -23,7 +26,10 @@ enum ComposableBenchmarks {
     let nestedDirect = measure(rounds: rounds, iterations: iterations) {
       var state = Nested.State()
       let reducer = Nested()
-      return { _ = reducer.reduce(into: &state, action: Nested.deepAction) }
+      return {
+        blackHole(reducer.reduce(into: &state, action: Nested.deepAction))
+        blackHole(state)
+      }
     }
     let nestedStore = measure(rounds: rounds, iterations: iterations) {
       let store = Store(initialState: Nested.State()) { Nested() }
@@ -45,6 +51,7 @@ enum ComposableBenchmarks {
     }
     print("")
     print("Target: trivial Store.send under 1000 ns: \(store < 1000 ? "met" : "NOT met")")
+    print("(checksum \(sink))")
   }
 
   /// The median nanoseconds per call of the closure that `setUp` returns.
@@ -65,6 +72,25 @@ enum ComposableBenchmarks {
     }
     return samples.sorted()[samples.count / 2]
   }
+}
+
+/// Keeps the optimizer from deleting the work being measured: every result feeds a global the
+/// program prints at the end.
+nonisolated(unsafe) var sink = 0
+
+@inline(never)
+func blackHole<T>(_ value: T) {
+  sink &+= unsafeBitCast(ObjectIdentifier(T.self), to: Int.self) &+ MemoryLayout.size(ofValue: value)
+}
+
+@inline(never)
+func blackHole(_ state: Leaf.State) {
+  sink &+= state.count
+}
+
+@inline(never)
+func blackHole(_ state: Nested.State) {
+  sink &+= state.child.child.child.child.child.count
 }
 
 /// A trivial counter.

@@ -34,7 +34,7 @@ extension Reducer {
       parent: self,
       element: element(),
       toElements: toElements,
-      toElementAction: AnyCasePath(toElementAction),
+      toElementAction: CasePathCache.casePath(toElementAction),
       location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
     )
   }

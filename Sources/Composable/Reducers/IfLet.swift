@@ -32,7 +32,7 @@ extension Reducer {
       parent: self,
       child: child(),
       toChildState: toChildState,
-      toChildAction: AnyCasePath(toChildAction),
+      toChildAction: CasePathCache.casePath(toChildAction),
       location: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
     )
   }

@@ -35,7 +35,7 @@ public struct Scope<ParentState, ParentAction, Child: Reducer>: Reducer {
     @ReducerBuilder<ChildState, ChildAction> child: () -> Child
   ) where ChildState == Child.State, ChildAction == Child.Action {
     self.toChildState = .keyPath(toChildState)
-    self.toChildAction = AnyCasePath(toChildAction)
+    self.toChildAction = CasePathCache.casePath(toChildAction)
     self.child = child()
   }
 
@@ -51,8 +51,8 @@ public struct Scope<ParentState, ParentAction, Child: Reducer>: Reducer {
     action toChildAction: CaseKeyPath<ParentAction, ChildAction>,
     @ReducerBuilder<ChildState, ChildAction> child: () -> Child
   ) where ChildState == Child.State, ChildAction == Child.Action {
-    self.toChildState = .casePath(AnyCasePath(toChildState))
-    self.toChildAction = AnyCasePath(toChildAction)
+    self.toChildState = .casePath(CasePathCache.casePath(toChildState))
+    self.toChildAction = CasePathCache.casePath(toChildAction)
     self.child = child()
   }
 
