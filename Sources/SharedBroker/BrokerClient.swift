@@ -204,6 +204,7 @@ public final class BrokerClient: Sendable {
       state.resync.insert(key)
       return state.channels[key]
     }
+    channel?.markStale()
     wakeUp?.signal()
     try await waitUntilConfirmed(keys: channel == nil ? [] : [key])
   }

@@ -15,6 +15,8 @@ protocol BrokerChannel: AnyObject, Sendable {
   func receiveState(version: UInt64, lastWrite: UInt64, value: Data)
   /// An update from the PUB socket; returns whether versions were skipped (a gap).
   func receiveUpdate(version: UInt64, fromThisClient: Bool, write: UInt64, value: Data) -> Bool
+  /// Forgets being in sync until the next snapshot (an explicit reload).
+  func markStale()
   /// The broker refused a write (storage failure, too large); it will be retried.
   func writeFailed(_ error: any Error)
 }

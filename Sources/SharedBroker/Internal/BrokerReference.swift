@@ -157,6 +157,10 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     return gap
   }
 
+  func markStale() {
+    lock.withLock { synced = false }
+  }
+
   func writeFailed(_ error: any Error) {
     lock.withLock {
       lastSaveError = error

@@ -145,6 +145,7 @@ final class ClientLoop: @unchecked Sendable {
     for key in resync where connected {
       if case .synced = phases[key] { requestSnapshot(key) }
     }
+    if !resync.isEmpty { updateState(client) }
     if !added.isEmpty { updateState(client) }
   }
 

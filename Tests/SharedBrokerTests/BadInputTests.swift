@@ -1,0 +1,96 @@
+import Foundation
+import SharedBroker
+import SharedBrokerTesting
+import Sharing
+import Testing
+import ZeroMQ
+
+@Suite(.timeLimit(.minutes(1)))
+struct BadInputTests {
+  /// Sends raw frames to the broker and returns its reply.
+  func exchange(_ frames: [Data], with endpoint: String) throws -> [Data]? {
+    let context = try Context()
+    defer { context.terminate() }
+    let socket = try Socket(context: context, type: .dealer)
+    defer { socket.close() }
+    try socket.set(.receiveTimeout, 5_000)
+    try socket.connect(endpoint)
+    try socket.send(frames)
+    return try socket.receive()
+  }
+
+  @Test func brokerAnswersBadRequestsWithErrorsAndCountsThem() async throws {
+    try await withBrokerFixture { fixture in
+      let honest = fixture.makeClient()
+      let count = await inProcess(honest) { Shared(wrappedValue: 0, .broker("count")) }
+      try await honest.waitUntilConnected()
+      count.withLock { $0 = 1 }
+      try await honest.waitUntilConfirmed()
+
+      let cases: [([Data], BrokerErrorCode)] = [
+        ([Data("WRITE".utf8), Data("c".utf8)], .badRequest),
+        ([Data("WRITE".utf8), Data("c".utf8), Data("x1".utf8), Data("k".utf8), Data("0".utf8), Data()], .badRequest),
+        ([Data("NOPE".utf8)], .unknownCommand),
+        ([Data([0xFF, 0xFE])], .badRequest),
+        ([Data("GET".utf8), Data("c".utf8), Data()], .invalidKey),
+        ([Data("GET".utf8), Data("c".utf8), Data("a\u{0}b".utf8)], .invalidKey),
+        ([Data("GET".utf8), Data("c".utf8), Data(String(repeating: "k", count: 300).utf8)], .invalidKey),
+        ([Data("HELLO".utf8), Data("9".utf8), Data("c".utf8)], .version),
+      ]
+      for (frames, expected) in cases {
+        let reply = try #require(try exchange(frames, with: fixture.endpoint))
+        guard case let .error(code, _, _, _) = try BrokerMessage(frames: reply) else {
+          Issue.record("expected an ERROR for \(frames)")
+          continue
+        }
+        #expect(code == expected)
+      }
+      let statistics = try #require(fixture.server?.statistics)
+      #expect(statistics.rejectedInput == cases.count)
+      #expect(count.wrappedValue == 1)
+      // Keys with odd (but valid) characters are fine.
+      let odd = await inProcess(honest) { Shared(wrappedValue: 0, .broker("ключ/🔑 with spaces")) }
+      odd.withLock { $0 = 5 }
+      try await honest.waitUntilConfirmed()
+      #expect(odd.wrappedValue == 5)
+    }
+  }
+
+  @Test func oversizedValuesAreRefusedAndStayPending() async throws {
+    let fixture = try BrokerFixture(maxValueSize: 1_000)
+    defer { fixture.shutdown() }
+    let client = fixture.makeClient()
+    let text = await inProcess(client) { Shared(wrappedValue: "", .broker("text")) }
+    try await client.waitUntilConnected()
+    text.withLock { $0 = String(repeating: "x", count: 5_000) }
+    await #expect(throws: BrokerClientError.self) {
+      try await client.waitUntilConfirmed(timeout: .milliseconds(300))
+    }
+    #expect(text.saveError != nil)
+    #expect(text.wrappedValue.count == 5_000)
+    #expect((fixture.server?.statistics.oversized ?? 0) >= 1)
+    // A smaller value goes through.
+    text.withLock { $0 = "small" }
+    try await client.waitUntilConfirmed()
+  }
+
+  @Test func frameCodecRoundTrips() throws {
+    let messages: [BrokerMessage] = [
+      .hello(client: "c"), .ping, .sync(client: "c", key: "k"), .get(client: "c", key: "k"),
+      .write(client: "c", write: 3, key: "k", base: 2, value: Data("{}".utf8)),
+      .welcome(instance: "i", publisher: "tcp://127.0.0.1:1"), .pong(instance: "i"),
+      .snapshot(key: "k", version: 4, lastWrite: 3, value: Data("1".utf8)),
+      .ack(key: "k", write: 3, version: 4),
+      .reject(key: "k", write: 3, version: 4, lastWrite: 2, value: Data("1".utf8)),
+      .error(code: .storage, message: "disk full", key: "k", write: 3),
+      .error(code: .badRequest, message: "no", key: nil, write: nil),
+    ]
+    for message in messages {
+      #expect(try BrokerMessage(frames: message.frames) == message)
+    }
+    let update = BrokerMessage.update(key: "k", version: 1, client: "c", write: 1, value: Data())
+    #expect(try BrokerMessage(published: update.frames) == update)
+    #expect(throws: BrokerProtocolError.self) { try BrokerMessage(frames: []) }
+    #expect(throws: BrokerProtocolError.self) { try BrokerMessage(published: [Data("k".utf8)]) }
+  }
+}
