@@ -123,6 +123,7 @@ let package = Package(
     .testTarget(
       name: "SharingTests",
       dependencies: [
+        "TestSupport",
         "Sharing",
         .product(name: "Clocks", package: "swift-clocks"),
         .product(name: "DependenciesTestSupport", package: "swift-dependencies"),

@@ -2,6 +2,7 @@ import Dependencies
 import Foundation
 import Sharing
 import Testing
+import TestSupport
 
 @Suite(.timeLimit(.minutes(1))) struct FileStorageKeyTests {
   let url = URL(fileURLWithPath: "/stats.json")

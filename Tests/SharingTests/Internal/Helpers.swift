@@ -1,14 +1,6 @@
 import Foundation
 import Sharing
 
-/// The directory holding the built products (the test bundle and the executables).
-var productsDirectory: URL {
-  let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-  return candidates.first {
-    FileManager.default.fileExists(atPath: $0.appendingPathComponent("shared-state-demo").path)
-  } ?? Bundle.main.bundleURL
-}
-
 /// A fresh directory under the system's temporary directory, removed by `cleanup`.
 func temporaryDirectory() throws -> URL {
   let url = FileManager.default.temporaryDirectory

@@ -1,0 +1,66 @@
+import Foundation
+import SharedBroker
+import Sharing
+import Testing
+import TestSupport
+
+/// The `broker` executable, killed for real.
+@Suite(.timeLimit(.minutes(1)))
+struct BrokerProcessTests {
+  func endpoints(in output: String) throws -> (router: String, publisher: String) {
+    func value(_ name: String) throws -> String {
+      let line = try #require(output.split(separator: "\n").first { $0.contains("Broker listening") })
+      let field = try #require(line.split(separator: " ").first { $0.hasPrefix("\(name)=") })
+      return String(field.dropFirst(name.count + 1))
+    }
+    return (try value("router"), try value("publisher"))
+  }
+
+  @Test func sigkilledBrokerWithDataLosesNoConfirmedWrite() async throws {
+    let data = FileManager.default.temporaryDirectory.appendingPathComponent("broker-\(UUID())")
+    defer { try? FileManager.default.removeItem(at: data) }
+    let first = try ChildProcess(
+      "broker", ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", data.path]
+    )
+    let started = try #require(await first.waitForOutput(containing: "Broker listening"))
+    let (router, publisher) = try endpoints(in: started)
+
+    let client = BrokerClient(
+      endpoint: router, configuration: .init(heartbeatInterval: .milliseconds(100))
+    )
+    defer { client.close() }
+    let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
+    try await client.waitUntilConnected()
+    for _ in 0..<100 { count.withLock { $0 += 1 } }
+    try await client.waitUntilConfirmed()
+
+    first.signal(SIGKILL)
+    #expect(await first.waitForExit() == SIGKILL)
+    for _ in 0..<50 { count.withLock { $0 += 1 } }
+
+    let second = try ChildProcess(
+      "broker", ["--listen", router, "--publish", publisher, "--data", data.path]
+    )
+    _ = await second.waitForOutput(containing: "Broker listening")
+    try await client.waitUntilConfirmed()
+    #expect(count.wrappedValue == 150)
+
+    let reader = BrokerClient(endpoint: router)
+    defer { reader.close() }
+    let read = await inProcess(reader) { Shared(wrappedValue: 0, .broker("count")) }
+    try await reader.waitUntilConnected()
+    #expect(read.wrappedValue == 150)
+
+    second.signal(SIGTERM)
+    #expect(await second.waitForExit() == 0)
+  }
+
+  @Test func badFlagsGiveUsageAndAFailingExit() async throws {
+    let broker = try ChildProcess("broker", ["--no-such-flag"])
+    #expect(await broker.waitForExit() != 0)
+    #expect(broker.printed.contains("Usage: broker"))
+    let busy = try ChildProcess("broker", ["--listen", "nonsense://x"])
+    #expect(await busy.waitForExit() != 0)
+    #expect(busy.printed.contains("Cannot start the broker"))
+  }
+}

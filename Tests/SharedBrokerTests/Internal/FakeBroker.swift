@@ -1,0 +1,84 @@
+import Foundation
+import SharedBroker
+import Synchronization
+import ZeroMQ
+
+/// A scripted stand-in for the broker, made of raw sockets: it answers requests with a handler
+/// and publishes what the test asks, so a test can produce situations the real broker avoids
+/// (skipped versions).
+final class FakeBroker: @unchecked Sendable {
+  let endpoint: String
+  let publisherEndpoint: String
+  private let context: Context
+  private let router: Socket
+  private let publisher: Socket
+  private let wakeUp: WakeUpSignal
+  private let state = Mutex<(requests: [BrokerMessage], outbox: [BrokerMessage], stopped: Bool)>(
+    ([], [], false)
+  )
+  private let handler: @Sendable (BrokerMessage) -> [BrokerMessage]
+  private let finished = DispatchSemaphore(value: 0)
+
+  /// - Parameter handler: Returns the replies (sent back) and updates (published) for a request.
+  init(handler: @escaping @Sendable (BrokerMessage) -> [BrokerMessage]) throws {
+    context = try Context()
+    router = try Socket(context: context, type: .router)
+    publisher = try Socket(context: context, type: .pub)
+    try router.bind("tcp://127.0.0.1:*")
+    try publisher.bind("tcp://127.0.0.1:*")
+    endpoint = try router.lastEndpoint
+    publisherEndpoint = try publisher.lastEndpoint
+    wakeUp = try WakeUpSignal()
+    self.handler = handler
+    let thread = Thread { [self] in serve() }
+    thread.start()
+  }
+
+  /// Every request received so far.
+  var requests: [BrokerMessage] { state.withLock { $0.requests } }
+
+  /// Publishes a message on the PUB socket.
+  func publish(_ message: BrokerMessage) {
+    state.withLock { $0.outbox.append(message) }
+    wakeUp.signal()
+  }
+
+  func stop() {
+    state.withLock { $0.stopped = true }
+    wakeUp.signal()
+    finished.wait()
+    context.terminate()
+  }
+
+  private func serve() {
+    defer {
+      router.close()
+      publisher.close()
+      finished.signal()
+    }
+    var poller = Poller()
+    guard let routerIndex = try? poller.add(router) else { return }
+    _ = poller.add(fileDescriptor: wakeUp.fileDescriptor)
+    while true {
+      guard let ready = try? poller.poll(timeout: .milliseconds(100)) else { return }
+      wakeUp.clear()
+      let (outbox, stopped) = state.withLock { state in
+        defer { state.outbox = [] }
+        return (state.outbox, state.stopped)
+      }
+      if stopped { return }
+      for message in outbox { _ = try? publisher.send(message.frames) }
+      guard ready.contains(routerIndex) else { continue }
+      while let frames = try? router.receive(dontWait: true), frames.count > 1 {
+        guard let request = try? BrokerMessage(frames: Array(frames.dropFirst())) else { continue }
+        state.withLock { $0.requests.append(request) }
+        for response in handler(request) {
+          switch response {
+          case .update, .synced: _ = try? publisher.send(response.frames)
+          default: _ = try? router.send([frames[0]] + response.frames)
+          }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,93 @@
+public import Foundation
+
+/// The directory holding the built executables, next to the test bundle.
+public var productsDirectory: URL {
+  let candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
+  return candidates.first {
+    FileManager.default.fileExists(atPath: $0.appendingPathComponent("broker").path)
+  } ?? Bundle.main.bundleURL
+}
+
+/// A built executable of this package, started as a child process with its output captured.
+public final class ChildProcess: @unchecked Sendable {
+  /// The process.
+  public let process = Process()
+  private let output = Pipe()
+  private let lock = NSLock()
+  private var captured = Data()
+  private var waiters: [(String, CheckedContinuation<String?, Never>)] = []
+
+  /// Starts `name` from the products directory.
+  ///
+  /// - Parameters:
+  ///   - name: The executable.
+  ///   - arguments: Its arguments.
+  ///   - environment: Extra environment variables.
+  public init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    process.executableURL = productsDirectory.appendingPathComponent(name)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.standardOutput = output
+    process.standardError = output
+    output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+      self?.append(handle.availableData)
+    }
+    try process.run()
+  }
+
+  deinit {
+    if process.isRunning { process.terminate() }
+  }
+
+  /// Everything printed so far (stdout and stderr).
+  public var printed: String {
+    lock.withLock { String(decoding: captured, as: UTF8.self) }
+  }
+
+  /// Waits until the output contains `text` (or the process ends); returns the output then.
+  public func waitForOutput(containing text: String) async -> String? {
+    await withCheckedContinuation { continuation in
+      lock.withLock {
+        let now = String(decoding: captured, as: UTF8.self)
+        if now.contains(text) || !process.isRunning {
+          continuation.resume(returning: now.contains(text) ? now : nil)
+        } else {
+          waiters.append((text, continuation))
+        }
+      }
+    }
+  }
+
+  /// Waits for the process to exit and returns its status.
+  public func waitForExit() async -> Int32 {
+    await withCheckedContinuation { continuation in
+      DispatchQueue.global().async { [process] in
+        process.waitUntilExit()
+        continuation.resume(returning: process.terminationStatus)
+      }
+    }
+  }
+
+  /// Sends a signal (`SIGKILL`, `SIGTERM`, …).
+  public func signal(_ signal: Int32) {
+    kill(process.processIdentifier, signal)
+  }
+
+  private func append(_ data: Data) {
+    lock.withLock {
+      if data.isEmpty {
+        // End of output: nobody else will be satisfied.
+        for (_, waiter) in waiters { waiter.resume(returning: nil) }
+        waiters = []
+        return
+      }
+      captured.append(data)
+      let now = String(decoding: captured, as: UTF8.self)
+      waiters.removeAll { text, waiter in
+        guard now.contains(text) else { return false }
+        waiter.resume(returning: now)
+        return true
+      }
+    }
+  }
+}
