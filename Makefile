@@ -8,6 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
 	@missing=""; \
 	pkg-config --exists libzmq 2>/dev/null || missing="$$missing libzmq3-dev pkg-config"; \
+	/usr/bin/python3 -c "import zmq" 2>/dev/null || missing="$$missing python3-zmq"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
