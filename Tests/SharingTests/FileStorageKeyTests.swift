@@ -95,7 +95,7 @@ import TestSupport
     let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     #expect(process.terminationStatus == 0)
-    #expect(printed.contains("final   │ counter 10, profile 10 (in sync)"))
+    #expect(printed.contains("final   │ counter 10, profile 10 (in sync)"), "the other process printed:\n\(printed)")
   }
 }
 
