@@ -19,6 +19,8 @@ let package = Package(
     .library(name: "SharedBroker", targets: ["SharedBroker"]),
     .library(name: "SharedBrokerTesting", targets: ["SharedBrokerTesting"]),
     .executable(name: "broker", targets: ["broker"]),
+    .executable(name: "counter", targets: ["counter"]),
+    .executable(name: "profile", targets: ["profile"]),
     .executable(name: "shared-state-demo", targets: ["shared-state-demo"]),
   ],
   dependencies: [
@@ -99,6 +101,29 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ],
+      swiftSettings: settings
+    ),
+    .target(
+      name: "MirrorApps",
+      dependencies: [
+        "CaseStudies",
+        "Composable",
+        "SharedBroker",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+      ],
+      swiftSettings: settings
+    ),
+    .executableTarget(
+      name: "counter",
+      dependencies: ["MirrorApps", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      swiftSettings: settings
+    ),
+    .executableTarget(
+      name: "profile",
+      dependencies: ["MirrorApps", .product(name: "ArgumentParser", package: "swift-argument-parser")],
       swiftSettings: settings
     ),
     .target(

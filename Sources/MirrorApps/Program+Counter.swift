@@ -1,0 +1,55 @@
+public import CaseStudies
+public import Composable
+public import SharedBroker
+
+extension Program where R == CounterApp {
+  /// The counter program: + and − change the mirrored count, p checks for a prime.
+  ///
+  /// - Parameter autoplay: Taps + this often, when set.
+  /// - Returns: The program.
+  public static func counter(autoplay: Duration? = nil) -> Self {
+    Program(
+      name: "counter",
+      initialState: { CounterApp.State(key: $0) },
+      reducer: { CounterApp(autoplay: autoplay) },
+      task: .task,
+      commands: [
+        "+": .counter(.incrementButtonTapped),
+        "-": .counter(.decrementButtonTapped),
+        "prime": .counter(.isPrimeButtonTapped),
+      ],
+      keys: [
+        "+": .counter(.incrementButtonTapped),
+        "=": .counter(.incrementButtonTapped),
+        "-": .counter(.decrementButtonTapped),
+        "p": .counter(.isPrimeButtonTapped),
+      ],
+      dismissAlert: { $0.counter.alert == nil ? nil : .counter(.alertDismissed) },
+      stats: { $0.stats },
+      connection: { $0.connection },
+      screen: { state, options in
+        var lines = [
+          header("counter", options: options, connection: state.connection),
+          "",
+          "    count  \(state.stats.count)",
+          "",
+          "  [+] increment   [-] decrement   [p] is this prime?   [q] quit",
+        ]
+        if let alert = state.counter.alert {
+          lines += ["", "  \(alert.title)", "  (press any key)"]
+        }
+        return lines
+      },
+      line: { state in
+        var line = "count \(state.stats.count) · \(state.connection.rawValue)"
+        if let alert = state.counter.alert { line += " · \(alert.title)" }
+        return line
+      }
+    )
+  }
+}
+
+/// The first line of both programs' screens.
+func header(_ name: String, options: ProgramOptions, connection: BrokerClient.ConnectionState) -> String {
+  "  SharedMirror · \(name) · key \"\(options.key)\" · \(options.broker) · \(connection.rawValue)"
+}

@@ -1,0 +1,38 @@
+public import CaseStudies
+public import Composable
+import SharedBroker
+
+extension Program where R == ProfileApp {
+  /// The profile program: shows the mirrored statistics; r resets them everywhere.
+  public static var profile: Self {
+    Program(
+      name: "profile",
+      initialState: { ProfileApp.State(key: $0) },
+      reducer: { ProfileApp() },
+      task: .task,
+      commands: ["reset": .profile(.resetCounterButtonTapped)],
+      keys: ["r": .profile(.resetCounterButtonTapped)],
+      dismissAlert: { _ in nil },
+      stats: { $0.profile.stats },
+      connection: { $0.connection },
+      screen: { state, options in
+        let stats = state.profile.stats
+        return [
+          header("profile", options: options, connection: state.connection),
+          "",
+          "    current  \(stats.count)",
+          "    max      \(stats.maxCount)",
+          "    min      \(stats.minCount)",
+          "    taps     \(stats.numberOfCounts)",
+          "",
+          "  [r] reset   [q] quit",
+        ]
+      },
+      line: { state in
+        let stats = state.profile.stats
+        return "current \(stats.count) · max \(stats.maxCount) · min \(stats.minCount) · "
+          + "taps \(stats.numberOfCounts) · \(state.connection.rawValue)"
+      }
+    )
+  }
+}

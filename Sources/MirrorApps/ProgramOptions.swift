@@ -1,0 +1,54 @@
+public import ArgumentParser
+import Foundation
+
+/// The flags the counter and profile programs share (see the command-line contract in the
+/// README).
+public struct ProgramOptions: ParsableArguments {
+  /// How to print the state.
+  public enum PrintFormat: String, ExpressibleByArgument, CaseIterable, Sendable {
+    /// A readable line.
+    case text
+    /// One JSON object per line: `{"count":0,"maxCount":0,"minCount":0,"numberOfCounts":0}`.
+    case json
+  }
+
+  /// The broker's endpoint.
+  @Option(help: "The broker's endpoint (env SHARED_BROKER_URL).")
+  public var broker =
+    ProcessInfo.processInfo.environment["SHARED_BROKER_URL"] ?? "tcp://127.0.0.1:5555"
+
+  /// The shared key.
+  @Option(help: "The key of the shared statistics.")
+  public var key = "stats"
+
+  /// Commands to run instead of the interactive UI.
+  @Option(help: "Comma-separated commands to run, then wait for the broker's confirmation, print the final state and exit. CMDxN repeats, wait:MS pauses.")
+  public var script: String?
+
+  /// The output format.
+  @Option(name: .customLong("print"), help: "Print the state as text or json.")
+  public var format: PrintFormat = .text
+
+  /// How long to wait for the broker in script and once modes.
+  @Option(help: "Seconds to wait for the broker before giving up (script and once modes).")
+  public var timeout: Double = 10
+
+  /// Creates the defaults.
+  public init() {}
+
+  /// Checks the values.
+  public func validate() throws {
+    guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
+    guard (1...256).contains(key.utf8.count),
+      !key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+    else {
+      throw ValidationError("--key must be 1 to 256 bytes of UTF-8 without control characters.")
+    }
+    guard broker.contains("://") else {
+      throw ValidationError("--broker must be an endpoint such as tcp://127.0.0.1:5555.")
+    }
+  }
+
+  /// ``timeout`` as a duration.
+  public var timeoutDuration: Duration { .milliseconds(Int(timeout * 1_000)) }
+}

@@ -1,0 +1,23 @@
+import ArgumentParser
+import MirrorApps
+
+/// The profile program: shows the statistics mirrored through the broker; r resets them in
+/// every process.
+@main
+struct ProfileCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "profile",
+    abstract: "Show (and reset) the statistics mirrored through the SharedMirror broker.",
+    discussion: "Keys: r resets everywhere, q quits."
+  )
+
+  @OptionGroup var options: ProgramOptions
+
+  @Flag(help: "Print the current value and exit.")
+  var once = false
+
+  @MainActor
+  func run() async throws {
+    try await Program.profile.run(options, once: once)
+  }
+}
