@@ -9,6 +9,7 @@ deps:
 	@missing=""; \
 	pkg-config --exists libzmq 2>/dev/null || missing="$$missing libzmq3-dev pkg-config"; \
 	/usr/bin/python3 -c "import zmq" 2>/dev/null || missing="$$missing python3-zmq"; \
+	command -v tmux >/dev/null || missing="$$missing tmux"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
@@ -22,8 +23,8 @@ test: deps
 	$(SWIFT) test --skip-build
 
 demo: deps
-	$(SWIFT) build -c release --product shared-state-demo
-	$$($(SWIFT) build -c release --show-bin-path)/shared-state-demo
+	$(SWIFT) build -c release
+	BIN=$$($(SWIFT) build -c release --show-bin-path) Scripts/demo.sh
 
 bench: deps
 	cd Benchmarks && $(SWIFT) run -c release composable-benchmarks

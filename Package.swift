@@ -172,6 +172,11 @@ let package = Package(
       swiftSettings: settings
     ),
     .testTarget(
+      name: "MirrorAppsTests",
+      dependencies: ["MirrorApps", "TestSupport"],
+      swiftSettings: settings
+    ),
+    .testTarget(
       name: "ComposableTests",
       dependencies: [
         "TestSupport",

@@ -7,23 +7,10 @@ import TestSupport
 /// The `broker` executable, killed for real.
 @Suite(.timeLimit(.minutes(1)))
 struct BrokerProcessTests {
-  func endpoints(in output: String) throws -> (router: String, publisher: String) {
-    func value(_ name: String) throws -> String {
-      let line = try #require(output.split(separator: "\n").first { $0.contains("Broker listening") })
-      let field = try #require(line.split(separator: " ").first { $0.hasPrefix("\(name)=") })
-      return String(field.dropFirst(name.count + 1))
-    }
-    return (try value("router"), try value("publisher"))
-  }
-
   @Test func sigkilledBrokerWithDataLosesNoConfirmedWrite() async throws {
     let data = FileManager.default.temporaryDirectory.appendingPathComponent("broker-\(UUID())")
     defer { try? FileManager.default.removeItem(at: data) }
-    let first = try ChildProcess(
-      "broker", ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--data", data.path]
-    )
-    let started = try #require(await first.waitForOutput(containing: "Broker listening"))
-    let (router, publisher) = try endpoints(in: started)
+    let (first, router, publisher) = try await startBroker(["--data", data.path])
 
     let client = BrokerClient(
       endpoint: router, configuration: .init(heartbeatInterval: .milliseconds(100))

@@ -91,3 +91,35 @@ public final class ChildProcess: @unchecked Sendable {
     }
   }
 }
+
+/// Starts the `broker` executable on free loopback ports and waits until it listens.
+///
+/// - Parameter arguments: Extra arguments (e.g. `--data DIR`).
+/// - Returns: The process and its ROUTER and PUB endpoints.
+public func startBroker(
+  _ arguments: [String] = []
+) async throws -> (process: ChildProcess, router: String, publisher: String) {
+  let broker = try ChildProcess(
+    "broker",
+    ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*"] + arguments
+  )
+  guard let output = await broker.waitForOutput(containing: "Broker listening"),
+    let line = output.split(separator: "\n").first(where: { $0.contains("Broker listening") })
+  else {
+    throw BrokerDidNotStart(output: broker.printed)
+  }
+  func field(_ name: String) -> String {
+    line.split(separator: " ").first { $0.hasPrefix("\(name)=") }.map {
+      String($0.dropFirst(name.count + 1))
+    } ?? ""
+  }
+  return (broker, field("router"), field("publisher"))
+}
+
+/// The broker executable exited before listening.
+public struct BrokerDidNotStart: Error, CustomStringConvertible {
+  /// What it printed.
+  public let output: String
+  /// A readable explanation.
+  public var description: String { "the broker did not start:\n\(output)" }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The counter and profile executables, end to end, as separate OS processes.
+@Suite(.timeLimit(.minutes(1)))
+struct ProgramsTests {
+  func lastLine(_ text: String) -> String {
+    text.split(separator: "\n").last.map(String.init) ?? ""
+  }
+
+  @Test func twoCountersAtOnceThenProfileOnce() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let counters = try (0..<2).map { _ in
+      try ChildProcess("counter", ["--broker", router, "--script", "+x500", "--print", "json"])
+    }
+    for counter in counters { #expect(await counter.waitForExit() == 0) }
+    let profile = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
+    #expect(await profile.waitForExit() == 0)
+    #expect(
+      lastLine(profile.printed)
+        == #"{"count":1000,"maxCount":1000,"minCount":0,"numberOfCounts":1000}"#
+    )
+  }
+
+  @Test func resetFromProfileReachesARunningCounterStartedAfterTheWrites() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let writer = try ChildProcess("counter", ["--broker", router, "--script", "+x3"])
+    #expect(await writer.waitForExit() == 0)
+
+    // Started after the writes, it sees the current value at once.
+    let watcher = try ChildProcess("counter", ["--broker", router])
+    #expect(await watcher.waitForOutput(containing: "count 3 · connected") != nil)
+
+    let profile = try ChildProcess("profile", ["--broker", router, "--script", "reset"])
+    #expect(await profile.waitForExit() == 0)
+    #expect(await watcher.waitForOutput(containing: "count 0 · connected") != nil)
+
+    watcher.signal(SIGTERM)
+    #expect(await watcher.waitForExit() == 0)
+  }
+
+  @Test func unreachableBrokerFailsClearlyAfterTheTimeout() async throws {
+    let counter = try ChildProcess(
+      "counter", ["--broker", "tcp://127.0.0.1:9", "--script", "+", "--timeout", "0.5"]
+    )
+    #expect(await counter.waitForExit() == 1)
+    #expect(counter.printed.contains("counter: error: the broker at tcp://127.0.0.1:9 did not confirm"))
+    let profile = try ChildProcess(
+      "profile", ["--broker", "tcp://127.0.0.1:9", "--once", "--timeout", "0.5"]
+    )
+    #expect(await profile.waitForExit() == 1)
+    #expect(profile.printed.contains("could not reach the broker"))
+  }
+
+  @Test func badFlagsGiveUsageAndAFailingExit() async throws {
+    for (program, arguments) in [
+      ("counter", ["--bogus"]), ("profile", ["--timeout", "-1"]),
+      ("counter", ["--script", "+,jump"]), ("profile", ["--key", ""]),
+    ] {
+      let process = try ChildProcess(program, arguments)
+      #expect(await process.waitForExit() == 64, "\(program) \(arguments)")
+      #expect(process.printed.contains("Usage: \(program)") || process.printed.contains("Error:"))
+    }
+  }
+}
