@@ -10,6 +10,7 @@ deps:
 	pkg-config --exists libzmq 2>/dev/null || missing="$$missing libzmq3-dev pkg-config"; \
 	/usr/bin/python3 -c "import zmq" 2>/dev/null || missing="$$missing python3-zmq"; \
 	command -v tmux >/dev/null || missing="$$missing tmux"; \
+	command -v docker-compose >/dev/null || missing="$$missing docker-compose"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \

@@ -1,0 +1,24 @@
+# Build stage: the official Swift image.
+FROM swift:6.2-bookworm AS build
+RUN apt-get update && apt-get install -y --no-install-recommends libzmq3-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Package.swift ./
+COPY Sources ./Sources
+COPY Tests ./Tests
+RUN swift build -c release --static-swift-stdlib --product broker \
+    && swift build -c release --static-swift-stdlib --product counter \
+    && swift build -c release --static-swift-stdlib --product profile \
+    && mkdir /out \
+    && cp "$(swift build -c release --show-bin-path)"/broker \
+          "$(swift build -c release --show-bin-path)"/counter \
+          "$(swift build -c release --show-bin-path)"/profile /out/
+
+# Runtime stage: slim Debian with the ZeroMQ runtime library only.
+FROM debian:bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends libzmq5 ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=build /out/ /usr/local/bin/
+ENV SHARED_BROKER_URL=tcp://broker:5555
+EXPOSE 5555 5556
+CMD ["broker", "--listen", "tcp://0.0.0.0:5555"]
