@@ -58,11 +58,7 @@ public struct CounterApp: Reducer {
       case .task:
         let (client, clock, autoplay) = (client, clock, autoplay)
         return .merge(
-          .run { send in
-            for await connection in client.connectionStates {
-              await send(.connectionChanged(connection))
-            }
-          },
+          client.connectionEffect(Action.connectionChanged),
           autoplay.map { interval in
             .run { send in
               while true {

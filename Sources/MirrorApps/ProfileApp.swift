@@ -44,12 +44,7 @@ public struct ProfileApp: Reducer {
       case .profile:
         return .none
       case .task:
-        let client = client
-        return .run { send in
-          for await connection in client.connectionStates {
-            await send(.connectionChanged(connection))
-          }
-        }
+        return client.connectionEffect(Action.connectionChanged)
       case let .connectionChanged(connection):
         state.connection = connection
         return .none

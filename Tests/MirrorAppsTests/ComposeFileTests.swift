@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// There is no Docker engine here; Debian's docker-compose still parses and validates the file.
 @Suite struct ComposeFileTests {
@@ -7,17 +8,11 @@ import Testing
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
   func compose(_ arguments: String...) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/docker-compose")
-    process.arguments = ["--project-directory", Self.root.path, "-f",
-      Self.root.appendingPathComponent("docker-compose.yml").path] + arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    try runCommand(
+      "/usr/bin/docker-compose",
+      ["--project-directory", Self.root.path, "-f",
+        Self.root.appendingPathComponent("docker-compose.yml").path] + arguments
+    )
   }
 
   @Test func composeFileIsValidAndRunsTheThreeServices() throws {

@@ -9,16 +9,7 @@ struct TerminalUITests {
 
   @discardableResult
   func tmux(_ arguments: String...) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
-    process.arguments = Array(arguments)
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+    try runCommand("/usr/bin/tmux", arguments).output
   }
 
   /// Re-reads the pane until it shows `text` (a screen changes asynchronously); gives up after

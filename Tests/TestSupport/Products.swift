@@ -123,3 +123,25 @@ public struct BrokerDidNotStart: Error, CustomStringConvertible {
   /// A readable explanation.
   public var description: String { "the broker did not start:\n\(output)" }
 }
+
+/// Runs a command to completion and returns its exit status and combined output.
+///
+/// - Parameters:
+///   - executable: The program's path.
+///   - arguments: Its arguments.
+/// - Returns: The exit status and everything printed.
+@discardableResult
+public func runCommand(_ executable: String, _ arguments: [String]) throws -> (
+  status: Int32, output: String
+) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: executable)
+  process.arguments = arguments
+  let output = Pipe()
+  process.standardOutput = output
+  process.standardError = output
+  try process.run()
+  let data = output.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
