@@ -28,7 +28,9 @@ demo: deps
 	BIN=$$($(SWIFT) build -c release --show-bin-path) Scripts/demo.sh
 
 bench: deps
-	cd Benchmarks && $(SWIFT) run -c release composable-benchmarks
+	cd Benchmarks && $(SWIFT) build -c release
+	cd Benchmarks && $(SWIFT) run -c release --skip-build composable-benchmarks
+	cd Benchmarks && $(SWIFT) run -c release --skip-build broker-benchmarks
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -12,13 +12,23 @@ let package = Package(
   name: "SharedMirrorBenchmarks",
   platforms: [.macOS(.v14)],
   dependencies: [
-    .package(path: "..")
+    .package(path: ".."),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
   ],
   targets: [
     .executableTarget(
       name: "composable-benchmarks",
       dependencies: [.product(name: "Composable", package: main)],
       swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]
-    )
+    ),
+    .executableTarget(
+      name: "broker-benchmarks",
+      dependencies: [
+        .product(name: "SharedBroker", package: main),
+        .product(name: "Sharing", package: main),
+        .product(name: "ZeroMQ", package: main),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
   ]
 )

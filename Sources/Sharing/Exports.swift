@@ -1,1 +1,2 @@
 @_exported public import OpenCombine
+@_exported public import Dependencies

@@ -74,6 +74,30 @@ struct BadInputTests {
     try await client.waitUntilConfirmed()
   }
 
+  @Test func messagesOverTheTransportLimitDropOnlyTheirSender() async throws {
+    let fixture = try BrokerFixture(maxValueSize: 1_000)
+    defer { fixture.shutdown() }
+    let honest = fixture.makeClient()
+    let count = await inProcess(honest) { Shared(wrappedValue: 0, .broker("count")) }
+    try await honest.waitUntilConnected()
+
+    // Far beyond ZMQ_MAXMSGSIZE (value limit + 64 KiB): libzmq drops the sender's connection.
+    let context = try Context()
+    defer { context.terminate() }
+    let flooder = try Socket(context: context, type: .dealer)
+    defer { flooder.close() }
+    try flooder.set(.receiveTimeout, 200)
+    try flooder.connect(fixture.endpoint)
+    let huge = Data(count: 4 << 20)
+    try flooder.send(BrokerMessage.write(client: "f", write: 1, key: "count", base: 0, value: huge).frames)
+    #expect(try flooder.receive() == nil)
+
+    count.withLock { $0 += 1 }
+    try await honest.waitUntilConfirmed()
+    #expect(count.wrappedValue == 1)
+    #expect(fixture.server?.statistics.writesApplied == 1)
+  }
+
   @Test func frameCodecRoundTrips() throws {
     let messages: [BrokerMessage] = [
       .hello(client: "c"), .ping, .sync(client: "c", key: "k"), .get(client: "c", key: "k"),
