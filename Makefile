@@ -27,10 +27,16 @@ demo: deps
 	$(SWIFT) build -c release
 	BIN=$$($(SWIFT) build -c release --show-bin-path) Scripts/demo.sh
 
+# Benchmarks print every figure next to a baseline from the same run; results land in
+# Benchmarks/RESULTS.md and Benchmarks/latency.png.
 bench: deps
+	@command -v gnuplot >/dev/null || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq gnuplot-nox)
+	$(SWIFT) build -c release
 	cd Benchmarks && $(SWIFT) build -c release
-	cd Benchmarks && $(SWIFT) run -c release --skip-build composable-benchmarks
-	cd Benchmarks && $(SWIFT) run -c release --skip-build broker-benchmarks
+	cd Benchmarks && $(SWIFT) run -c release --skip-build composable-benchmarks | tee composable.md
+	cd Benchmarks && $(SWIFT) run -c release --skip-build broker-benchmarks run \
+	  "$$(cd .. && $(SWIFT) build -c release --show-bin-path)" 3
+	cd Benchmarks && gnuplot Scripts/latency.gnuplot
 
 clean:
 	rm -rf .build Benchmarks/.build

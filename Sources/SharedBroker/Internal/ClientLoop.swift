@@ -15,6 +15,10 @@ final class ClientLoop: @unchecked Sendable {
     case synced
   }
 
+  /// The first retry of HELLO and SYNC: a new connection is usually up within a millisecond on
+  /// loopback, and each retry doubles up to the heartbeat interval.
+  private static let firstRetry = Duration.milliseconds(1)
+
   private weak var client: BrokerClient?
   private let endpoint: String
   private let id: String
@@ -30,7 +34,7 @@ final class ClientLoop: @unchecked Sendable {
   private var lastHeard = ContinuousClock.now
   private var lastPing = ContinuousClock.now - .seconds(3600)
   /// While not connected, HELLO is retried quickly at first, then at the heartbeat interval.
-  private var helloBackoff = Duration.milliseconds(10)
+  private var helloBackoff = ClientLoop.firstRetry
   private var phases: [String: KeyPhase] = [:]
   private var inFlight: [String: UInt64] = [:]
   private var retryAfter: [String: ContinuousClock.Instant] = [:]
@@ -110,8 +114,8 @@ final class ClientLoop: @unchecked Sendable {
       logger.warning("Broker stopped answering", metadata: ["endpoint": "\(endpoint)"])
       connected = false
       inFlight = [:]
-      for key in phases.keys { phases[key] = .probing(next: now, backoff: .milliseconds(5)) }
-      helloBackoff = .milliseconds(10)
+      for key in phases.keys { phases[key] = .probing(next: now, backoff: Self.firstRetry) }
+      helloBackoff = Self.firstRetry
       client.setState(.disconnected)
     }
     if now - lastPing >= pingInterval {
@@ -140,7 +144,7 @@ final class ClientLoop: @unchecked Sendable {
     let (added, resync) = client.takeRequests()
     for key in added where phases[key] == nil {
       try? subscriber.set(.subscribe, Array(key.utf8))
-      phases[key] = .probing(next: .now, backoff: .milliseconds(5))
+      phases[key] = .probing(next: .now, backoff: Self.firstRetry)
     }
     for key in resync where connected {
       if case .synced = phases[key] { requestSnapshot(key) }
@@ -171,7 +175,7 @@ final class ClientLoop: @unchecked Sendable {
       if instance != brokerInstance || !connected {
         // A restarted broker: start over with HELLO to learn its publisher.
         connected = false
-        helloBackoff = .milliseconds(10)
+        helloBackoff = Self.firstRetry
         send(.hello(client: id))
       }
     case let .snapshot(key, version, lastWrite, value):
@@ -218,7 +222,7 @@ final class ClientLoop: @unchecked Sendable {
     brokerInstance = instance
     connected = true
     inFlight = [:]
-    for key in phases.keys { phases[key] = .probing(next: .now, backoff: .milliseconds(5)) }
+    for key in phases.keys { phases[key] = .probing(next: .now, backoff: Self.firstRetry) }
     updateState(client)
   }
 

@@ -1,0 +1,87 @@
+import Foundation
+import Synchronization
+import ZeroMQ
+
+/// The baseline: the same two hops as the broker (DEALER → ROUTER, then PUB → SUB) on raw
+/// libzmq sockets, with no protocol, no versions and no JSON handling.
+final class RawForwarder: @unchecked Sendable {
+  let router: String
+  let publisher: String
+  private let context: Context
+  private let done = DispatchSemaphore(value: 0)
+  private let stopping = StopFlag()
+
+  init() throws {
+    context = try Context()
+    let endpoints = Mutex<(String, String)?>(nil)
+    let bound = DispatchSemaphore(value: 0)
+    let context = self.context
+    let stopping = self.stopping
+    let done = self.done
+    let thread = Thread {
+      defer { done.signal() }
+      guard let router = try? Socket(context: context, type: .router),
+        let publisher = try? Socket(context: context, type: .pub),
+        (try? router.bind("tcp://127.0.0.1:*")) != nil,
+        (try? publisher.bind("tcp://127.0.0.1:*")) != nil,
+        (try? publisher.set(.sendHighWaterMark, 1_000_000)) != nil,
+        (try? router.set(.receiveTimeout, 100)) != nil
+      else {
+        bound.signal()
+        return
+      }
+      defer {
+        router.close()
+        publisher.close()
+      }
+      endpoints.withLock { $0 = ((try? router.lastEndpoint) ?? "", (try? publisher.lastEndpoint) ?? "") }
+      bound.signal()
+      while !stopping.isSet {
+        guard let frames = try? router.receive() else { continue }
+        _ = try? publisher.send([Data("bench".utf8)] + frames.dropFirst())
+      }
+    }
+    thread.start()
+    bound.wait()
+    guard let (router, publisher) = endpoints.withLock({ $0 }) else {
+      throw BenchmarkError("the raw forwarder could not bind")
+    }
+    self.router = router
+    self.publisher = publisher
+  }
+
+  func stop() {
+    stopping.set()
+    done.wait()
+    context.terminate()
+  }
+}
+
+/// A raw DEALER that feeds the forwarder.
+final class RawWriter {
+  private let context: Context
+  private let dealer: Socket
+
+  init(endpoint: String) throws {
+    context = try Context()
+    dealer = try Socket(context: context, type: .dealer)
+    try dealer.set(.sendHighWaterMark, 1_000_000)
+    try dealer.connect(endpoint)
+  }
+
+  func send(count: Int, payload: Data) throws {
+    try dealer.send([Data(String(count).utf8), payload])
+  }
+
+  func close() {
+    dealer.close()
+    context.terminate()
+  }
+}
+
+/// A flag one thread sets and another polls.
+final class StopFlag: Sendable {
+  private let flag = Atomic<Bool>(false)
+  var isSet: Bool { flag.load(ordering: .relaxed) }
+  func set() { flag.store(true, ordering: .relaxed) }
+}

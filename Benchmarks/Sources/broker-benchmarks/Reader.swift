@@ -1,0 +1,77 @@
+import Foundation
+import Logging
+import SharedBroker
+import Sharing
+import ZeroMQ
+
+/// The reader side of the latency and throughput runs, in a process of its own. It prints
+/// `ready`, then, once it saw `count` (or timed out), one `count timestamp` line per update.
+enum Reader {
+  struct Stats: Codable, Equatable, Sendable {
+    var count = 0
+    var maxCount = 0
+    var minCount = 0
+    var numberOfCounts = 0
+  }
+
+  static func run(_ arguments: [String]) async throws {
+    let mode = arguments[0]
+    let endpoint = arguments[1]
+    let target = Int(arguments[2]) ?? 0
+    var samples: [(Int, UInt64)] = []
+    samples.reserveCapacity(target + 1)
+    if mode == "mirror" {
+      var logger = Logger(label: "reader")
+      logger.logLevel = .critical
+      let client = BrokerClient(endpoint: endpoint, logger: logger)
+      let stats = withDependencies {
+        $0.brokerClient = client
+      } operation: { Shared(wrappedValue: Stats(), .broker("bench")) }
+      try await client.waitUntilConnected()
+      var values = stats.values.makeAsyncIterator()
+      say("ready")
+      while let value = await values.next() {
+        samples.append((value.count, now()))
+        if value.count >= target { break }
+      }
+      client.close()
+    } else {
+      let context = try Context()
+      let subscriber = try Socket(context: context, type: .sub)
+      try subscriber.set(.receiveHighWaterMark, 1_000_000)
+      try subscriber.set(.subscribe, Array("bench".utf8))
+      try subscriber.set(.receiveTimeout, 10_000)
+      try subscriber.connect(endpoint)
+      var announced = false
+      while let frames = try subscriber.receive() {
+        let count = Int(String(decoding: frames[1], as: UTF8.self)) ?? 0
+        if count == 0 {
+          if !announced { say("ready"); announced = true }
+          continue
+        }
+        samples.append((count, now()))
+        if count >= target { break }
+      }
+      subscriber.close()
+      context.terminate()
+    }
+    var output = "samples\n"
+    for (count, time) in samples { output += "\(count) \(time)\n" }
+    FileHandle.standardOutput.write(Data(output.utf8))
+  }
+
+  /// Writes a line at once (stdout is a pipe, so `print` would buffer it).
+  static func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+  }
+
+  /// Parses a reader's output into `count → timestamp`.
+  static func samples(in output: String) -> [(count: Int, time: UInt64)] {
+    guard let start = output.range(of: "samples\n") else { return [] }
+    return output[start.upperBound...].split(separator: "\n").compactMap { line in
+      let parts = line.split(separator: " ")
+      guard parts.count == 2, let count = Int(parts[0]), let time = UInt64(parts[1]) else { return nil }
+      return (count, time)
+    }
+  }
+}

@@ -1,0 +1,210 @@
+import Foundation
+import Logging
+import SharedBroker
+import Sharing
+import ZeroMQ
+
+/// One measurement run of each kind; the harness repeats them and keeps medians.
+struct Runs {
+  let bin: String
+  let selfPath: String
+  let logger: Logger = {
+    var logger = Logger(label: "bench")
+    logger.logLevel = .critical
+    return logger
+  }()
+
+  static func payload(_ count: Int) -> Data {
+    Data(#"{"count":\#(count),"maxCount":\#(count),"minCount":0,"numberOfCounts":\#(count)}"#.utf8)
+  }
+
+  // MARK: - Latency and throughput
+
+  enum Mode: String { case mirror, raw }
+
+  /// Starts the path for `mode`, `readers` reader processes, and hands the writer to `write`.
+  /// Returns every reader's samples and the time the writing began.
+  func withPath(
+    _ mode: Mode, readers: Int, target: Int,
+    write: (_ send: (Int) throws -> Void) async throws -> Void
+  ) async throws -> [[(count: Int, time: UInt64)]] {
+    switch mode {
+    case .mirror:
+      let broker = try BrokerProcess(bin: bin)
+      defer { broker.stop() }
+      let children = try (0..<readers).map { _ in
+        try Child(selfPath, ["reader", "mirror", broker.router, String(target)])
+      }
+      for child in children { try child.wait(for: "ready") }
+      let client = BrokerClient(endpoint: broker.router, logger: logger)
+      defer { client.close() }
+      let stats = withDependencies {
+        $0.brokerClient = client
+      } operation: { Shared(wrappedValue: Reader.Stats(), .broker("bench")) }
+      try await client.waitUntilConnected()
+      try await write { count in
+        stats.withLock { stats in
+          stats.count = count
+          stats.maxCount = count
+          stats.numberOfCounts = count
+        }
+      }
+      try await client.waitUntilConfirmed(timeout: .seconds(60))
+      return children.map { Reader.samples(in: $0.finish()) }
+    case .raw:
+      let forwarder = try RawForwarder()
+      defer { forwarder.stop() }
+      let children = try (0..<readers).map { _ in
+        try Child(selfPath, ["reader", "raw", forwarder.publisher, String(target)])
+      }
+      let writer = try RawWriter(endpoint: forwarder.router)
+      defer { writer.close() }
+      // Warm-up messages (count 0) until every subscription is active.
+      while !children.allSatisfy({ $0.output.contains("ready") }) {
+        try writer.send(count: 0, payload: Self.payload(0))
+        usleep(5_000)
+      }
+      try await write { count in try writer.send(count: count, payload: Self.payload(count)) }
+      return children.map { Reader.samples(in: $0.finish()) }
+    }
+  }
+
+  /// Paced writes; returns one latency sample (µs) per reader per write.
+  func latency(_ mode: Mode, readers: Int, writes: Int) async throws -> [Double] {
+    var sent = [UInt64](repeating: 0, count: writes + 1)
+    let samples = try await withPath(mode, readers: readers, target: writes) { send in
+      for count in 1...writes {
+        sent[count] = now()
+        try send(count)
+        pause(microseconds: 300)
+      }
+    }
+    return samples.flatMap { reader in
+      reader.compactMap { sample in
+        sample.count <= writes && sent[sample.count] > 0 && sample.time >= sent[sample.count]
+          ? Double(sample.time - sent[sample.count]) / 1_000 : nil
+      }
+    }
+  }
+
+  /// Writes as fast as possible; returns (writes per second reaching every reader, distinct
+  /// updates per second seen by a reader).
+  func throughput(_ mode: Mode, readers: Int, writes: Int) async throws -> (writes: Double, updates: Double) {
+    var start: UInt64 = 0
+    let samples = try await withPath(mode, readers: readers, target: writes) { send in
+      start = now()
+      for count in 1...writes { try send(count) }
+    }
+    let ends = samples.compactMap { $0.last?.time }
+    guard let end = ends.max(), end > start else { return (0, 0) }
+    let seconds = Double(end - start) / 1e9
+    let delivered = samples.map { $0.last?.count ?? 0 }.min() ?? 0
+    let updates = samples.map(\.count).sorted()[samples.count / 2]
+    return (Double(delivered) / seconds, Double(updates) / seconds)
+  }
+
+  // MARK: - Contention
+
+  /// `writers` counter processes share `total` increments; returns the wall time (s) until
+  /// every one of them has its writes confirmed, and the final count a profile reads.
+  func contention(writers: Int, total: Int) throws -> (seconds: Double, count: Int) {
+    let broker = try BrokerProcess(bin: bin)
+    defer { broker.stop() }
+    let start = now()
+    let counters = try (0..<writers).map { _ in
+      try Child(
+        "\(bin)/counter",
+        ["--broker", broker.router, "--script", "+x\(total / writers)", "--print", "json", "--timeout", "120"]
+      )
+    }
+    for counter in counters {
+      _ = counter.finish()
+      guard counter.process.terminationStatus == 0 else {
+        throw BenchmarkError("a counter failed: \(counter.output.suffix(300))")
+      }
+    }
+    let seconds = Double(now() - start) / 1e9
+    let profile = try Child("\(bin)/profile", ["--broker", broker.router, "--once", "--print", "json"])
+    let line = profile.finish().split(separator: "\n").last ?? ""
+    let stats = try JSONDecoder().decode(Reader.Stats.self, from: Data(line.utf8))
+    return (seconds, stats.count)
+  }
+
+  // MARK: - Broker scale
+
+  /// Fills the broker with `keys` keys and `clients` connected clients; returns its resident
+  /// memory (KiB), GET round trips (µs) and full late-joiner syncs with a `BrokerClient` (ms).
+  func scale(keys: Int, clients: Int) async throws -> (kilobytes: Int, get: [Double], join: [Double]) {
+    let broker = try BrokerProcess(bin: bin)
+    defer { broker.stop() }
+    let context = try Context()
+    defer { context.terminate() }
+    let loader = try Socket(context: context, type: .dealer)
+    defer { loader.close() }
+    try loader.set(.sendHighWaterMark, 0)
+    try loader.set(.receiveHighWaterMark, 0)
+    try loader.connect(broker.router)
+    for key in 0..<keys {
+      try loader.send(
+        BrokerMessage.write(client: "loader", write: UInt64(key + 1), key: "key-\(key)", base: 0, value: Self.payload(key)).frames
+      )
+    }
+    for _ in 0..<keys { _ = try loader.receive() }
+
+    var sockets: [Socket] = []
+    for index in 0..<clients {
+      let dealer = try Socket(context: context, type: .dealer)
+      try dealer.connect(broker.router)
+      try dealer.send(BrokerMessage.hello(client: "idle-\(index)").frames)
+      _ = try dealer.receive()
+      sockets.append(dealer)
+    }
+    defer { for socket in sockets { socket.close() } }
+    let kilobytes = broker.residentKilobytes
+
+    var get: [Double] = []
+    for _ in 0..<2_000 {
+      let key = "key-\(Int.random(in: 0..<keys))"
+      let start = now()
+      try loader.send(BrokerMessage.get(client: "late", key: key).frames)
+      _ = try loader.receive()
+      get.append(Double(now() - start) / 1_000)
+    }
+    var join: [Double] = []
+    for index in 0..<30 {
+      let start = now()
+      let client = BrokerClient(endpoint: broker.router, logger: logger)
+      let value = withDependencies {
+        $0.brokerClient = client
+      } operation: { Shared(wrappedValue: Reader.Stats(), .broker("key-\(index * 97 % keys)")) }
+      try await client.waitUntilConnected()
+      join.append(Double(now() - start) / 1e6)
+      precondition(value.wrappedValue.count == index * 97 % keys)
+      client.close()
+    }
+    return (kilobytes, get, join)
+  }
+
+  // MARK: - Durability
+
+  /// Sequential confirmed writes per second on one key, with or without `--data`.
+  func durability(persistent: Bool, writes: Int) throws -> Double {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID())")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let broker = try BrokerProcess(bin: bin, extra: persistent ? ["--data", directory.path] : [])
+    defer { broker.stop() }
+    let context = try Context()
+    defer { context.terminate() }
+    let dealer = try Socket(context: context, type: .dealer)
+    defer { dealer.close() }
+    try dealer.connect(broker.router)
+    let start = now()
+    for write in 1...writes {
+      try dealer.send(
+        BrokerMessage.write(client: "durable", write: UInt64(write), key: "k", base: UInt64(write - 1), value: Self.payload(write)).frames
+      )
+      _ = try dealer.receive()
+    }
+    return Double(writes) / (Double(now() - start) / 1e9)
+  }
+}

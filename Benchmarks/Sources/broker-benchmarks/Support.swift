@@ -1,0 +1,106 @@
+import Foundation
+import Synchronization
+
+/// Nanoseconds on CLOCK_MONOTONIC: the same clock in every process of this machine, so a writer
+/// process and a reader process can compare timestamps.
+func now() -> UInt64 {
+  var time = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &time)
+  return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+/// Busy-waits: `Task.sleep` is far coarser than the pacing the latency runs need.
+func pause(microseconds: UInt64) {
+  let end = now() + microseconds * 1_000
+  while now() < end {}
+}
+
+func percentile(_ samples: [Double], _ p: Double) -> Double {
+  guard !samples.isEmpty else { return .nan }
+  let sorted = samples.sorted()
+  return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
+
+func format(_ value: Double, _ digits: Int = 1) -> String {
+  String(format: "%.\(digits)f", value)
+}
+
+/// A child process whose output is collected line by line.
+final class Child: @unchecked Sendable {
+  let process = Process()
+  private let pipe = Pipe()
+  private let lock = NSLock()
+  private var buffer = Data()
+
+  init(_ executable: String, _ arguments: [String]) throws {
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardOutput = pipe
+    process.standardError = FileHandle.standardError
+    pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+      let data = handle.availableData
+      self?.lock.withLock { self?.buffer.append(data) }
+    }
+    try process.run()
+  }
+
+  var output: String { lock.withLock { String(decoding: buffer, as: UTF8.self) } }
+
+  /// Waits (up to `timeout` seconds) until the output contains `text`.
+  func wait(for text: String, timeout: Double = 30) throws {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !output.contains(text) {
+      guard Date() < deadline, process.isRunning || output.contains(text) else {
+        throw BenchmarkError("child \(process.arguments ?? []) never printed \"\(text)\":\n\(output)")
+      }
+      usleep(2_000)
+    }
+  }
+
+  /// Waits for the process to exit and for every byte it printed.
+  func finish() -> String {
+    process.waitUntilExit()
+    pipe.fileHandleForReading.readabilityHandler = nil
+    let rest = pipe.fileHandleForReading.readDataToEndOfFile()
+    lock.withLock { buffer.append(rest) }
+    return output
+  }
+
+  func stop() {
+    if process.isRunning { process.terminate() }
+    process.waitUntilExit()
+  }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// The broker executable on free loopback ports.
+final class BrokerProcess {
+  let child: Child
+  let router: String
+
+  init(bin: String, extra: [String] = []) throws {
+    child = try Child(
+      "\(bin)/broker",
+      ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--log-level", "info"] + extra
+    )
+    try child.wait(for: "Broker listening")
+    guard let field = child.output.split(separator: " ").first(where: { $0.hasPrefix("router=") }) else {
+      throw BenchmarkError("no router endpoint in: \(child.output)")
+    }
+    router = String(field.dropFirst("router=".count))
+  }
+
+  var residentKilobytes: Int {
+    let status = (try? String(contentsOfFile: "/proc/\(child.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+  }
+
+  func stop() { child.stop() }
+}
