@@ -234,11 +234,12 @@ public final class BrokerServer: Service, Sendable {
             $0.writesApplied += 1
             $0.keys = store.entries.count
           }
-          reply(.ack(key: key, write: write, version: version))
+          // Publish first: propagation to every reader matters more than the writer's ACK.
           let update = BrokerMessage.update(
             key: key, version: version, client: client, write: write, value: value
           )
           _ = try? publisher.send(update.frames, dontWait: true)
+          reply(.ack(key: key, write: write, version: version))
         case let .rejected(version, lastWrite, current):
           counters.withLock { $0.writesRejected += 1 }
           reply(.reject(key: key, write: write, version: version, lastWrite: lastWrite, value: current))

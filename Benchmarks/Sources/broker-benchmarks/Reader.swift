@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import SharedBroker
 import Sharing
@@ -28,12 +29,21 @@ enum Reader {
         $0.brokerClient = client
       } operation: { Shared(wrappedValue: Stats(), .broker("bench")) }
       try await client.waitUntilConnected()
-      var values = stats.values.makeAsyncIterator()
-      say("ready")
-      while let value = await values.next() {
-        samples.append((value.count, now()))
-        if value.count >= target { break }
+      // Observe through `publisher`, which fires on the thread that applied the update: what a
+      // store's observer hears about, before any hop to another executor.
+      let recorded = Mutex<[(Int, UInt64)]>([])
+      let done = DispatchSemaphore(value: 0)
+      let subscription = stats.publisher.sink { value in
+        let finished = recorded.withLock { samples in
+          samples.append((value.count, now()))
+          return value.count >= target
+        }
+        if finished { done.signal() }
       }
+      say("ready")
+      done.wait()
+      subscription.cancel()
+      samples = recorded.withLock { $0 }
       client.close()
     } else {
       let context = try Context()

@@ -50,17 +50,18 @@ final class BrokerStore {
   func write(client: String, write: UInt64, key: String, base: UInt64, value: Data) throws
     -> WriteResult
   {
-    var entry = entries[key] ?? Entry(version: 0, value: Data(), lastWrites: [:])
-    let lastWrite = entry.lastWrites[client] ?? 0
-    guard write > lastWrite, base == entry.version else {
-      return .rejected(version: entry.version, lastWrite: lastWrite, value: entry.value)
+    let current = entries[key]
+    let version = current?.version ?? 0
+    let lastWrite = current?.lastWrites[client] ?? 0
+    guard write > lastWrite, base == version else {
+      return .rejected(version: version, lastWrite: lastWrite, value: current?.value ?? Data())
     }
-    entry.version += 1
-    entry.value = value
-    entry.lastWrites[client] = write
-    try append(LogRecord(key: key, version: entry.version, client: client, write: write, value: value))
-    entries[key] = entry
-    return .applied(version: entry.version)
+    try append(LogRecord(key: key, version: version + 1, client: client, write: write, value: value))
+    // Mutate in place: copying the entry out and back would copy its per-client map each write.
+    entries[key, default: Entry(version: 0, value: Data(), lastWrites: [:])].version = version + 1
+    entries[key]!.value = value
+    entries[key]!.lastWrites[client] = write
+    return .applied(version: version + 1)
   }
 
   // MARK: - Persistence
