@@ -96,6 +96,7 @@ let package = Package(
       name: "broker",
       dependencies: [
         "SharedBroker",
+        "ZeroMQ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -109,6 +110,7 @@ let package = Package(
         "CaseStudies",
         "Composable",
         "SharedBroker",
+        "ZeroMQ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -50,7 +50,11 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     }
     var logger = Logger(label: name)
     logger.logLevel = .error
-    let client = BrokerClient(endpoint: options.broker, logger: logger)
+    let client = BrokerClient(
+      endpoint: options.broker,
+      configuration: BrokerClient.Configuration(curve: try options.curveCredentials()),
+      logger: logger
+    )
     defer { client.close() }
     prepareDependencies { $0.brokerClient = client }
     let store = Store(initialState: initialState(options.key)) { reducer() }

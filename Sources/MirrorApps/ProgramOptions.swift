@@ -1,5 +1,7 @@
 public import ArgumentParser
 import Foundation
+public import SharedBroker
+import ZeroMQ
 
 /// The flags the counter and profile programs share (see the command-line contract in the
 /// README).
@@ -29,6 +31,14 @@ public struct ProgramOptions: ParsableArguments {
   @Option(name: .customLong("print"), help: "Print the state as text or json.")
   public var format: PrintFormat = .text
 
+  /// The broker's CURVE public key.
+  @Option(help: "The broker's CURVE public key, Z85 (env SHARED_BROKER_SERVER_KEY).")
+  public var curveServerKey = ProcessInfo.processInfo.environment["SHARED_BROKER_SERVER_KEY"]
+
+  /// This client's CURVE secret key file.
+  @Option(help: "File holding this client's CURVE secret key, Z85 (env SHARED_BROKER_KEY_FILE).")
+  public var curveKeyFile = ProcessInfo.processInfo.environment["SHARED_BROKER_KEY_FILE"]
+
   /// How long to wait for the broker in script and once modes.
   @Option(help: "Seconds to wait for the broker before giving up (script and once modes).")
   public var timeout: Double = 10
@@ -46,6 +56,26 @@ public struct ProgramOptions: ParsableArguments {
     }
     guard broker.contains("://") else {
       throw ValidationError("--broker must be an endpoint such as tcp://127.0.0.1:5555.")
+    }
+    guard (curveServerKey == nil) == (curveKeyFile == nil) else {
+      throw ValidationError("--curve-server-key and --curve-key-file go together.")
+    }
+    _ = try curveCredentials()
+  }
+
+  /// The CURVE credentials from ``curveServerKey`` and ``curveKeyFile``, if given.
+  public func curveCredentials() throws -> BrokerClient.CurveCredentials? {
+    guard let curveServerKey, let curveKeyFile else { return nil }
+    do {
+      let secret = try String(contentsOfFile: curveKeyFile, encoding: .utf8)
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+      let pair = try CurveKeyPair(secretKey: secret)
+      _ = try CurveKeyPair.decode(curveServerKey)
+      return BrokerClient.CurveCredentials(
+        serverPublicKey: curveServerKey, publicKey: pair.publicKey, secretKey: pair.secretKey
+      )
+    } catch {
+      throw ValidationError("Cannot read the CURVE keys: \(error)")
     }
   }
 

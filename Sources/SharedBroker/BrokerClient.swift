@@ -29,15 +29,42 @@ public final class BrokerClient: Sendable {
     /// ZeroMQ and recovered as a gap).
     public var subscriberHighWaterMark: Int32
 
+    /// CURVE keys: the broker's public key and this client's key pair; `nil` for plain text.
+    public var curve: CurveCredentials?
+
     /// Creates a configuration.
     public init(
       heartbeatInterval: Duration = .milliseconds(500),
       missedHeartbeats: Int = 3,
-      subscriberHighWaterMark: Int32 = 100_000
+      subscriberHighWaterMark: Int32 = 100_000,
+      curve: CurveCredentials? = nil
     ) {
       self.heartbeatInterval = heartbeatInterval
       self.missedHeartbeats = missedHeartbeats
       self.subscriberHighWaterMark = subscriberHighWaterMark
+      self.curve = curve
+    }
+  }
+
+  /// What a client needs to talk to a CURVE broker.
+  public struct CurveCredentials: Sendable {
+    /// The broker's public key (Z85).
+    public var serverPublicKey: String
+    /// This client's public key (Z85), which must be on the broker's allow-list.
+    public var publicKey: String
+    /// This client's secret key (Z85).
+    public var secretKey: String
+
+    /// Creates credentials.
+    ///
+    /// - Parameters:
+    ///   - serverPublicKey: The broker's public key (Z85).
+    ///   - publicKey: This client's public key (Z85).
+    ///   - secretKey: This client's secret key (Z85).
+    public init(serverPublicKey: String, publicKey: String, secretKey: String) {
+      self.serverPublicKey = serverPublicKey
+      self.publicKey = publicKey
+      self.secretKey = secretKey
     }
   }
 

@@ -10,6 +10,29 @@ public struct BrokerConfiguration: Sendable {
   public var dataDirectory: URL?
   /// The largest value accepted, in bytes.
   public var maxValueSize: Int
+  /// CURVE encryption and client authentication; `nil` serves plain text to anyone.
+  public var curve: CurveSecurity?
+
+  /// CURVE settings of a broker: its secret key and the client public keys it admits.
+  ///
+  /// libzmq accepts any client key when no ZAP handler runs, so the broker installs its own
+  /// handler whenever CURVE is on, and denies every key that is not listed.
+  public struct CurveSecurity: Sendable {
+    /// The broker's secret key (Z85).
+    public var secretKey: String
+    /// The client public keys (Z85) allowed to connect.
+    public var allowedClientKeys: Set<String>
+
+    /// Creates the settings.
+    ///
+    /// - Parameters:
+    ///   - secretKey: The broker's secret key (Z85).
+    ///   - allowedClientKeys: The client public keys (Z85) to admit.
+    public init(secretKey: String, allowedClientKeys: Set<String>) {
+      self.secretKey = secretKey
+      self.allowedClientKeys = allowedClientKeys
+    }
+  }
 
   /// Creates a configuration.
   ///
@@ -18,16 +41,19 @@ public struct BrokerConfiguration: Sendable {
   ///   - publish: The PUB endpoint, or `nil` to derive it from `listen`.
   ///   - dataDirectory: Where to persist writes.
   ///   - maxValueSize: The largest value accepted, in bytes.
+  ///   - curve: CURVE encryption and the client allow-list.
   public init(
     listen: String = "tcp://0.0.0.0:5555",
     publish: String? = nil,
     dataDirectory: URL? = nil,
-    maxValueSize: Int = 1 << 20
+    maxValueSize: Int = 1 << 20,
+    curve: CurveSecurity? = nil
   ) {
     self.listen = listen
     self.publish = publish
     self.dataDirectory = dataDirectory
     self.maxValueSize = maxValueSize
+    self.curve = curve
   }
 
   /// The PUB endpoint to bind: explicit, or next to the listen endpoint.
@@ -63,6 +89,8 @@ public struct BrokerStatistics: Equatable, Sendable {
   public var storageErrors = 0
   /// Keys with a value.
   public var keys = 0
+  /// Connections refused by the CURVE allow-list.
+  public var deniedClients = 0
 
   /// Everything refused as bad input.
   public var rejectedInput: Int { malformed + unknownCommands + invalidKeys + oversized }

@@ -71,10 +71,18 @@ public final class BrokerServer: Service, Sendable {
       do {
         let context = try Context()
         defer { context.terminate() }
+        // The ZAP handler must exist before any CURVE socket binds: without it libzmq admits
+        // every client key.
+        let zap = try configuration.curve.map { _ in
+          let zap = try Socket(context: context, type: .rep)
+          try zap.bind("inproc://zeromq.zap.01")
+          return zap
+        }
         let (router, publisher) = try bindSockets(context)
         defer {
           router.close()
           publisher.close()
+          zap?.close()
         }
         let endpoints = BrokerEndpoints(
           router: try router.lastEndpoint, publisher: try publisher.lastEndpoint
@@ -82,7 +90,10 @@ public final class BrokerServer: Service, Sendable {
         counters.withLock { $0.keys = box.store.entries.count }
         ready.withLock { $0 = .success(endpoints) }
         bound.signal()
-        serve(router: router, publisher: publisher, wake: wake, store: box.store, endpoints: endpoints)
+        serve(
+          router: router, publisher: publisher, zap: zap, wake: wake, store: box.store,
+          endpoints: endpoints
+        )
       } catch {
         ready.withLock { $0 = .failure(error) }
         bound.signal()
@@ -141,27 +152,56 @@ public final class BrokerServer: Service, Sendable {
 
   private func bindSockets(_ context: Context) throws -> (Socket, Socket) {
     let router = try Socket(context: context, type: .router)
+    try secure(router)
     try router.set(.maxMessageSize, Int64(configuration.maxValueSize + 64 * 1024))
     try router.set(.sendHighWaterMark, 100_000)
     try router.set(.receiveHighWaterMark, 100_000)
     try router.bind(configuration.listen)
     let publisher = try Socket(context: context, type: .pub)
+    try secure(publisher)
     try publisher.set(.sendHighWaterMark, 100_000)
     try publisher.bind(configuration.publishEndpoint)
     return (router, publisher)
   }
 
+  private func secure(_ socket: Socket) throws {
+    guard let curve = configuration.curve else { return }
+    try socket.set(.curveServer, 1)
+    try socket.set(.curveSecretKey, try CurveKeyPair.decode(curve.secretKey))
+    try socket.set(.zapDomain, Array("sharedmirror".utf8))
+  }
+
+  /// Answers one ZAP request (RFC 27): only CURVE clients whose key is on the allow-list pass.
+  private func authenticate(_ zap: Socket) {
+    guard let request = try? zap.receive(dontWait: true), request.count >= 6 else { return }
+    let mechanism = String(decoding: request[5], as: UTF8.self)
+    let key = request.count >= 7 ? CurveKeyPair.encode(Array(request[6])) : ""
+    let allowed = mechanism == "CURVE" && configuration.curve?.allowedClientKeys.contains(key) == true
+    if !allowed {
+      counters.withLock { $0.deniedClients += 1 }
+      logger.warning(
+        "Denied a client", metadata: ["mechanism": "\(mechanism)", "key": "\(key.isEmpty ? "none" : key)"]
+      )
+    }
+    _ = try? zap.send([
+      request[0], request[1], Data((allowed ? "200" : "400").utf8),
+      Data((allowed ? "OK" : "client key not allowed").utf8), Data((allowed ? key : "").utf8), Data(),
+    ])
+  }
+
   private func serve(
-    router: Socket, publisher: Socket, wake: WakeUpSignal, store: BrokerStore,
+    router: Socket, publisher: Socket, zap: Socket?, wake: WakeUpSignal, store: BrokerStore,
     endpoints: BrokerEndpoints
   ) {
     var poller = Poller()
     guard let routerIndex = try? poller.add(router) else { return }
     let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+    let zapIndex = zap.flatMap { try? poller.add($0) }
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
         let ready = try poller.poll(timeout: .seconds(1))
         if ready.contains(wakeIndex) { wake.clear() }
+        if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap) }
         guard ready.contains(routerIndex) else { continue }
         // Drain what is queued, a bounded batch at a time so a stop request is seen promptly.
         for _ in 0..<1_000 {

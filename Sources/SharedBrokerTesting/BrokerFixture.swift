@@ -21,6 +21,8 @@ public final class BrokerFixture: Sendable {
   public let dataDirectory: URL?
   /// The client timing used by ``makeClient(configuration:)`` by default.
   public let clientConfiguration: BrokerClient.Configuration
+  /// The broker's CURVE settings, if any.
+  public let curve: BrokerConfiguration.CurveSecurity?
   private let state: Mutex<(server: BrokerServer?, endpoints: BrokerEndpoints?, clients: [BrokerClient])>
   private let ownsDirectory: Bool
 
@@ -30,6 +32,7 @@ public final class BrokerFixture: Sendable {
   ///   - persistent: Keep data in a fresh temporary directory, so ``restart()`` keeps it.
   ///   - dataDirectory: Keep data in this directory instead.
   ///   - maxValueSize: The broker's value size limit.
+  ///   - curve: CURVE encryption and the client allow-list.
   ///   - clientConfiguration: Heartbeat timing for the clients this fixture makes (fast by
   ///     default, so tests notice a stopped broker quickly).
   /// - Throws: When the broker cannot start.
@@ -37,6 +40,7 @@ public final class BrokerFixture: Sendable {
     persistent: Bool = false,
     dataDirectory: URL? = nil,
     maxValueSize: Int = 1 << 20,
+    curve: BrokerConfiguration.CurveSecurity? = nil,
     clientConfiguration: BrokerClient.Configuration = BrokerClient.Configuration(
       heartbeatInterval: .milliseconds(100), missedHeartbeats: 3
     )
@@ -49,10 +53,11 @@ public final class BrokerFixture: Sendable {
     self.dataDirectory = directory
     self.ownsDirectory = dataDirectory == nil && directory != nil
     self.clientConfiguration = clientConfiguration
+    self.curve = curve
     let server = BrokerServer(
       configuration: BrokerConfiguration(
         listen: "tcp://127.0.0.1:*", publish: "tcp://127.0.0.1:*", dataDirectory: directory,
-        maxValueSize: maxValueSize
+        maxValueSize: maxValueSize, curve: curve
       ),
       logger: Self.logger
     )
@@ -105,7 +110,8 @@ public final class BrokerFixture: Sendable {
     let endpoints = state.withLock { $0.endpoints! }
     let server = BrokerServer(
       configuration: BrokerConfiguration(
-        listen: endpoints.router, publish: endpoints.publisher, dataDirectory: dataDirectory
+        listen: endpoints.router, publish: endpoints.publisher, dataDirectory: dataDirectory,
+        curve: curve
       ),
       logger: Self.logger
     )

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ZeroMQ
 import ServiceLifecycle
 import SharedBroker
 import UnixSignals
@@ -14,8 +15,10 @@ struct Broker: AsyncParsableCommand {
     discussion: """
       Clients connect a DEALER to --listen and a SUB to the next port (see PROTOCOL.md). \
       With --data, every accepted write is logged before it is acknowledged, so a restart \
-      (even after SIGKILL) loses no confirmed write.
-      """
+      (even after SIGKILL) loses no confirmed write. With --curve-secret-file and \
+      --allow-keys, every connection is encrypted and only listed client keys get in.
+      """,
+    subcommands: [Keygen.self]
   )
 
   @Option(help: "The ROUTER endpoint clients connect to (env SHARED_BROKER_LISTEN).")
@@ -33,11 +36,38 @@ struct Broker: AsyncParsableCommand {
   @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
   var logLevel = "info"
 
+  @Option(help: "File holding the broker's CURVE secret key (Z85); enables encryption.")
+  var curveSecretFile: String?
+
+  @Option(help: "File listing the client public keys (Z85, one per line) allowed in.")
+  var allowKeys: String?
+
   func validate() throws {
     guard Logger.Level(rawValue: logLevel) != nil else {
       throw ValidationError("Unknown log level \"\(logLevel)\".")
     }
     guard maxValueSize > 0 else { throw ValidationError("--max-value-size must be positive.") }
+    guard (curveSecretFile == nil) == (allowKeys == nil) else {
+      throw ValidationError("--curve-secret-file and --allow-keys go together.")
+    }
+  }
+
+  /// Reads the CURVE settings from their files, failing with a clear message.
+  private func curveSecurity() throws -> BrokerConfiguration.CurveSecurity? {
+    guard let curveSecretFile, let allowKeys else { return nil }
+    do {
+      let secret = try String(contentsOfFile: curveSecretFile, encoding: .utf8)
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+      _ = try CurveKeyPair(secretKey: secret)
+      let keys = try String(contentsOfFile: allowKeys, encoding: .utf8)
+        .split(separator: "\n")
+        .map { $0.trimmingCharacters(in: .whitespaces) }
+        .filter { !$0.isEmpty && !$0.hasPrefix("#") }
+      for key in keys { _ = try CurveKeyPair.decode(key) }
+      return BrokerConfiguration.CurveSecurity(secretKey: secret, allowedClientKeys: Set(keys))
+    } catch {
+      throw ValidationError("Cannot read the CURVE keys: \(error)")
+    }
   }
 
   func run() async throws {
@@ -52,7 +82,8 @@ struct Broker: AsyncParsableCommand {
       configuration: BrokerConfiguration(
         listen: listen, publish: publish,
         dataDirectory: data.map { URL(fileURLWithPath: $0, isDirectory: true) },
-        maxValueSize: maxValueSize
+        maxValueSize: maxValueSize,
+        curve: try curveSecurity()
       ),
       logger: logger
     )
@@ -69,5 +100,26 @@ struct Broker: AsyncParsableCommand {
       )
     )
     try await group.run()
+  }
+}
+
+/// `broker keygen PREFIX`: writes a CURVE key pair as PREFIX.key (secret) and PREFIX.pub.
+struct Keygen: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Write a CURVE key pair (Z85) for the broker or a client."
+  )
+
+  @Argument(help: "Writes PREFIX.key (secret, mode 600) and PREFIX.pub (public).")
+  var prefix: String
+
+  func run() throws {
+    let pair = try CurveKeyPair.generate()
+    let secret = URL(fileURLWithPath: prefix + ".key")
+    try (pair.secretKey + "\n").write(to: secret, atomically: true, encoding: .utf8)
+    try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: secret.path)
+    try (pair.publicKey + "\n").write(
+      to: URL(fileURLWithPath: prefix + ".pub"), atomically: true, encoding: .utf8
+    )
+    print(pair.publicKey)
   }
 }

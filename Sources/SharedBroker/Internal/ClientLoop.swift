@@ -67,6 +67,7 @@ final class ClientLoop: @unchecked Sendable {
       try subscriber.set(.receiveHighWaterMark, configuration.subscriberHighWaterMark)
       try subscriber.set(.reconnectInterval, 100)
       try subscriber.set(.reconnectIntervalMax, 1_000)
+      for socket in [dealer!, subscriber!] { try secure(socket) }
       try dealer.connect(endpoint)
       var poller = Poller()
       let dealerIndex = try poller.add(dealer)
@@ -87,6 +88,13 @@ final class ClientLoop: @unchecked Sendable {
     } catch {
       logger.error("Broker client stopped", metadata: ["error": "\(error)"])
     }
+  }
+
+  private func secure(_ socket: Socket) throws {
+    guard let curve = configuration.curve else { return }
+    try socket.set(.curveServerKey, try CurveKeyPair.decode(curve.serverPublicKey))
+    try socket.set(.curvePublicKey, try CurveKeyPair.decode(curve.publicKey))
+    try socket.set(.curveSecretKey, try CurveKeyPair.decode(curve.secretKey))
   }
 
   // MARK: - Timing

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `broker keygen`, a broker with an allow-list, and programs with and without keys.
+@Suite(.timeLimit(.minutes(1)))
+struct CurveProgramsTests {
+  @Test func onlyListedClientKeysGetIn() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curve-\(UUID())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let bin = productsDirectory.path
+    let path = { (name: String) in directory.appendingPathComponent(name).path }
+    for name in ["server", "client", "stranger"] {
+      #expect(try runCommand("\(bin)/broker", ["keygen", path(name)]).status == 0)
+    }
+    let serverKey = try String(contentsOfFile: path("server.pub"), encoding: .utf8)
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    try FileManager.default.copyItem(atPath: path("client.pub"), toPath: path("allowed.txt"))
+
+    let (broker, router, _) = try await startBroker([
+      "--curve-secret-file", path("server.key"), "--allow-keys", path("allowed.txt"),
+    ])
+    defer { broker.signal(SIGTERM) }
+
+    let allowed = try ChildProcess("counter", [
+      "--broker", router, "--script", "+x3", "--print", "json",
+      "--curve-server-key", serverKey, "--curve-key-file", path("client.key"),
+    ])
+    #expect(await allowed.waitForExit() == 0)
+    #expect(allowed.printed.contains(#""count":3"#))
+
+    for extra in [["--curve-server-key", serverKey, "--curve-key-file", path("stranger.key")], []] {
+      let intruder = try ChildProcess(
+        "profile", ["--broker", router, "--once", "--print", "json", "--timeout", "0.5"] + extra
+      )
+      #expect(await intruder.waitForExit() == 1)
+      #expect(!intruder.printed.contains(#""count":3"#))
+    }
+    #expect(broker.printed.contains("Denied a client"))
+  }
+}
