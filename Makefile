@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test demo bench clean
+.PHONY: deps build test demo bench chaos clean
 
 # Installs the system packages the build and the tests use, only when missing.
 deps:
@@ -37,6 +37,14 @@ bench: deps
 	cd Benchmarks && $(SWIFT) run -c release --skip-build broker-benchmarks run \
 	  "$$(cd .. && $(SWIFT) build -c release --show-bin-path)" 3
 	cd Benchmarks && gnuplot Scripts/latency.gnuplot
+
+# The full fault runs: 20 broker SIGKILLs under 4 counters x 5000 increments, a million fuzz
+# inputs, and a disk that fills up. `make test` runs the same tests at a small size.
+chaos: deps
+	$(SWIFT) build --build-tests
+	CHAOS_RESTARTS=20 CHAOS_COUNTERS=4 CHAOS_INCREMENTS=5000 CHAOS_FUZZ_INPUTS=1000000 \
+	  $(SWIFT) test --skip-build --filter 'ChaosTests|FuzzTests|StorageFailureTests' 2>&1 \
+	  | tee .build/chaos.log | grep -E '^(chaos|fuzz):|Test run|✘'
 
 clean:
 	rm -rf .build Benchmarks/.build

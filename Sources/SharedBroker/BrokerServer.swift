@@ -230,14 +230,20 @@ public final class BrokerServer: Service, Sendable {
     do {
       request = try BrokerMessage(frames: Array(frames.dropFirst()))
     } catch {
-      counters.withLock { counters in
+      let rejected = counters.withLock { counters in
         switch error {
         case .malformed, .version: counters.malformed += 1
         case .unknownCommand: counters.unknownCommands += 1
         case .invalidKey: counters.invalidKeys += 1
         }
+        return counters.rejectedInput
       }
-      logger.warning("Rejected request", metadata: ["reason": "\(error)"])
+      // Log the first few, then every power of two, so a flood cannot flood the log too.
+      if rejected <= 8 || rejected & (rejected - 1) == 0 {
+        logger.warning(
+          "Rejected request", metadata: ["reason": "\(error)", "rejected so far": "\(rejected)"]
+        )
+      }
       reply(.error(code: error.code, message: error.description, key: nil, write: nil))
       return
     }

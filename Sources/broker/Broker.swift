@@ -71,6 +71,8 @@ struct Broker: AsyncParsableCommand {
   }
 
   func run() async throws {
+    // A full disk or a file-size limit must fail the write (and be answered), not kill us.
+    signal(SIGXFSZ, SIG_IGN)
     let level = Logger.Level(rawValue: logLevel) ?? .info
     LoggingSystem.bootstrap { label in
       var handler = StreamLogHandler.standardOutput(label: label)

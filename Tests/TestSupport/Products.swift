@@ -23,8 +23,22 @@ public final class ChildProcess: @unchecked Sendable {
   ///   - name: The executable.
   ///   - arguments: Its arguments.
   ///   - environment: Extra environment variables.
-  public init(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-    process.executableURL = productsDirectory.appendingPathComponent(name)
+  public convenience init(
+    _ name: String, _ arguments: [String], environment: [String: String] = [:]
+  ) throws {
+    try self.init(
+      executable: productsDirectory.appendingPathComponent(name), arguments, environment: environment
+    )
+  }
+
+  /// Starts any executable, e.g. `/bin/sh` to set limits before `exec`-ing a product.
+  ///
+  /// - Parameters:
+  ///   - executable: The program.
+  ///   - arguments: Its arguments.
+  ///   - environment: Extra environment variables.
+  public init(executable: URL, _ arguments: [String], environment: [String: String] = [:]) throws {
+    process.executableURL = executable
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     process.standardOutput = output
