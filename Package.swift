@@ -143,10 +143,13 @@ let package = Package(
     ),
     .target(
       name: "TestSupport",
-      dependencies: [.product(name: "ConcurrencyExtras", package: "swift-concurrency-extras")],
+      dependencies: [
+        "CSpawn", .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
+      ],
       path: "Tests/TestSupport",
       swiftSettings: settings
     ),
+    .systemLibrary(name: "CSpawn", path: "Tests/CSpawn"),
     .testTarget(
       name: "SharingTests",
       dependencies: [

@@ -7,9 +7,10 @@ import TestSupport
 struct TerminalUITests {
   let session = "sharedmirror-\(UUID().uuidString.prefix(8))"
 
+  /// Runs tmux against a server of this test's own (`-L`), never the user's, started fresh.
   @discardableResult
   func tmux(_ arguments: String...) throws -> String {
-    try runCommand("/usr/bin/tmux", arguments).output
+    try runCommand("/usr/bin/tmux", ["-L", session] + arguments).output
   }
 
   /// Re-reads the pane until it shows `text` (a screen changes asynchronously); gives up after
@@ -35,7 +36,7 @@ struct TerminalUITests {
       "new-session", "-d", "-s", session, "-x", "100", "-y", "20",
       "\(bin)/counter --broker \(router)"
     )
-    defer { _ = try? tmux("kill-session", "-t", session) }
+    defer { _ = try? tmux("kill-server") }
     try tmux("split-window", "-t", session, "-v", "\(bin)/profile --broker \(router)")
     let counter = "\(session):0.0"
     let profile = "\(session):0.1"

@@ -1,3 +1,4 @@
+internal import CSpawn
 public import Foundation
 
 /// The directory holding the built executables, next to the test bundle.
@@ -140,22 +141,59 @@ public struct BrokerDidNotStart: Error, CustomStringConvertible {
 
 /// Runs a command to completion and returns its exit status and combined output.
 ///
+/// This spawns with `posix_spawn` instead of Foundation's `Process`, because `Process` learns that
+/// a child ended when a socket it hands to the child closes: a child that starts a daemon (as the
+/// first `tmux` call starts the tmux server) passes that socket on, and `waitUntilExit()` then
+/// never returns. Here the child gets only stdin (`/dev/null`), stdout and stderr, and the exit is
+/// taken from `waitpid`.
+///
 /// - Parameters:
 ///   - executable: The program's path.
 ///   - arguments: Its arguments.
-/// - Returns: The exit status and everything printed.
+/// - Returns: The exit status (128 + the signal if a signal ended it) and everything printed.
 @discardableResult
 public func runCommand(_ executable: String, _ arguments: [String]) throws -> (
   status: Int32, output: String
 ) {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: executable)
-  process.arguments = arguments
-  let output = Pipe()
-  process.standardOutput = output
-  process.standardError = output
-  try process.run()
-  let data = output.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+  var pipeEnds: [Int32] = [-1, -1]
+  guard pipe2(&pipeEnds, O_CLOEXEC) == 0 else { throw POSIXError.current }
+  let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
+  defer { close(readEnd) }
+
+  var actions = posix_spawn_file_actions_t()
+  posix_spawn_file_actions_init(&actions)
+  defer { posix_spawn_file_actions_destroy(&actions) }
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+  posix_spawn_file_actions_adddup2(&actions, writeEnd, STDOUT_FILENO)
+  posix_spawn_file_actions_adddup2(&actions, writeEnd, STDERR_FILENO)
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1)
+
+  let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+  defer { argv.forEach { free($0) } }
+  var pid: pid_t = 0
+  let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+  close(writeEnd)
+  guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL) }
+
+  var output = [UInt8]()
+  var buffer = [UInt8](repeating: 0, count: 65_536)
+  while true {
+    let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+    if count > 0 {
+      output.append(contentsOf: buffer[..<count])
+    } else if count == 0 || errno != EINTR {
+      break
+    }
+  }
+  var status: Int32 = 0
+  while waitpid(pid, &status, 0) == -1 {
+    guard errno == EINTR else { throw POSIXError.current }
+  }
+  let signal = status & 0x7f
+  return (signal == 0 ? (status >> 8) & 0xff : 128 + signal, String(decoding: output, as: UTF8.self))
+}
+
+extension POSIXError {
+  /// The error `errno` holds now.
+  static var current: POSIXError { POSIXError(POSIXErrorCode(rawValue: errno) ?? .EINVAL) }
 }
