@@ -24,6 +24,24 @@ struct ProgramsTests {
     )
   }
 
+  /// Started by a supervisor that closes stdin and stderr (CI does), the programs still work:
+  /// their sockets must not take over descriptors 0 and 2.
+  @Test func counterWorksWithStdinAndStderrClosed() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let counter = try ChildProcess(
+      executable: URL(fileURLWithPath: "/bin/sh"),
+      [
+        "-c", #"exec "$0" "$@" <&- 2>&-"#, productsDirectory.appendingPathComponent("counter").path,
+        "--broker", router, "--script", "+x3", "--print", "json",
+      ]
+    )
+    #expect(await counter.waitForExit() == 0)
+    #expect(
+      lastLine(counter.printed) == #"{"count":3,"maxCount":3,"minCount":0,"numberOfCounts":3}"#
+    )
+  }
+
   @Test func resetFromProfileReachesARunningCounterStartedAfterTheWrites() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
