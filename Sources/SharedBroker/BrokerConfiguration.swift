@@ -12,6 +12,9 @@ public struct BrokerConfiguration: Sendable {
   public var maxValueSize: Int
   /// CURVE encryption and client authentication; `nil` serves plain text to anyone.
   public var curve: CurveSecurity?
+  /// How long a client may stay silent before the broker forgets it. Live clients ping every
+  /// heartbeat; a forgotten client's exactly-once records are dropped (see PROTOCOL.md).
+  public var clientTimeout: Duration
 
   /// CURVE settings of a broker: its secret key and the client public keys it admits.
   ///
@@ -42,18 +45,21 @@ public struct BrokerConfiguration: Sendable {
   ///   - dataDirectory: Where to persist writes.
   ///   - maxValueSize: The largest value accepted, in bytes.
   ///   - curve: CURVE encryption and the client allow-list.
+  ///   - clientTimeout: How long a client may stay silent before it is forgotten.
   public init(
     listen: String = "tcp://0.0.0.0:5555",
     publish: String? = nil,
     dataDirectory: URL? = nil,
     maxValueSize: Int = 1 << 20,
-    curve: CurveSecurity? = nil
+    curve: CurveSecurity? = nil,
+    clientTimeout: Duration = .seconds(3600)
   ) {
     self.listen = listen
     self.publish = publish
     self.dataDirectory = dataDirectory
     self.maxValueSize = maxValueSize
     self.curve = curve
+    self.clientTimeout = clientTimeout
   }
 
   /// The PUB endpoint to bind: explicit, or next to the listen endpoint.
@@ -91,6 +97,10 @@ public struct BrokerStatistics: Equatable, Sendable {
   public var keys = 0
   /// Connections refused by the CURVE allow-list.
   public var deniedClients = 0
+  /// Clients the broker knows (heard from within the client timeout, or found in its data).
+  public var clients = 0
+  /// Clients forgotten after staying silent for longer than the client timeout.
+  public var forgottenClients = 0
 
   /// Everything refused as bad input.
   public var rejectedInput: Int { malformed + unknownCommands + invalidKeys + oversized }

@@ -64,6 +64,16 @@ extension BrokerMessage {
   /// The protocol version this build speaks.
   public static let protocolVersion = "1"
 
+  /// The client a request names (`PING` and every reply name none).
+  var client: String? {
+    switch self {
+    case let .hello(client), let .sync(client, _), let .get(client, _), let .write(client, _, _, _, _):
+      client
+    default:
+      nil
+    }
+  }
+
   /// The frames of this message.
   public var frames: [Data] {
     typealias F = Frames

@@ -31,15 +31,27 @@ public final class BrokerServer: Service, Sendable {
   private let phase = Mutex<Phase>(.idle)
   private let stopRequested = Atomic<Bool>(false)
   private let counters = Mutex(BrokerStatistics())
+  /// Time since the broker was created, on the clock it was given (a test clock in tests).
+  private let elapsed: @Sendable () -> Duration
 
   /// Creates a broker; nothing listens until ``start()`` or ``run()``.
   ///
   /// - Parameters:
   ///   - configuration: Endpoints and data directory.
   ///   - logger: Where to log.
-  public init(configuration: BrokerConfiguration, logger: Logger = Logger(label: "broker")) {
+  ///   - clock: The clock that times client silence (``BrokerConfiguration/clientTimeout``).
+  public init(
+    configuration: BrokerConfiguration, logger: Logger = Logger(label: "broker"),
+    clock: any Clock<Duration> = ContinuousClock()
+  ) {
     self.configuration = configuration
     self.logger = logger
+    self.elapsed = Self.stopwatch(clock)
+  }
+
+  private static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+    let start = clock.now
+    return { start.duration(to: clock.now) }
   }
 
   /// What the broker has counted so far.
@@ -193,6 +205,9 @@ public final class BrokerServer: Service, Sendable {
     router: Socket, publisher: Socket, zap: Socket?, wake: WakeUpSignal, store: BrokerStore,
     endpoints: BrokerEndpoints
   ) {
+    var sessions = ClientSessions(timeout: configuration.clientTimeout)
+    sessions.adopt(store.clients, at: elapsed())
+    counters.withLock { $0.clients = sessions.count }
     var poller = Poller()
     guard let routerIndex = try? poller.add(router) else { return }
     let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
@@ -202,11 +217,15 @@ public final class BrokerServer: Service, Sendable {
         let ready = try poller.poll(timeout: .seconds(1))
         if ready.contains(wakeIndex) { wake.clear() }
         if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap) }
+        forgetSilentClients(&sessions, store: store)
         guard ready.contains(routerIndex) else { continue }
         // Drain what is queued, a bounded batch at a time so a stop request is seen promptly.
         for _ in 0..<1_000 {
           guard let frames = try router.receive(dontWait: true) else { break }
-          handle(frames, router: router, publisher: publisher, store: store, endpoints: endpoints)
+          handle(
+            frames, router: router, publisher: publisher, store: store, sessions: &sessions,
+            endpoints: endpoints
+          )
         }
       } catch let error as ZMQError where error.isContextTerminated {
         return
@@ -216,9 +235,21 @@ public final class BrokerServer: Service, Sendable {
     }
   }
 
+  /// Drops what the broker keeps for clients that went silent for longer than the timeout.
+  private func forgetSilentClients(_ sessions: inout ClientSessions, store: BrokerStore) {
+    let expired = sessions.expire(at: elapsed())
+    guard !expired.isEmpty else { return }
+    store.forget(expired)
+    counters.withLock {
+      $0.forgottenClients += expired.count
+      $0.clients = sessions.count
+    }
+    logger.info("Forgot silent clients", metadata: ["count": "\(expired.count)"])
+  }
+
   private func handle(
     _ frames: [Data], router: Socket, publisher: Socket, store: BrokerStore,
-    endpoints: BrokerEndpoints
+    sessions: inout ClientSessions, endpoints: BrokerEndpoints
   ) {
     counters.withLock { $0.requests += 1 }
     guard frames.count >= 2 else { return }
@@ -246,6 +277,13 @@ public final class BrokerServer: Service, Sendable {
       }
       reply(.error(code: error.code, message: error.description, key: nil, write: nil))
       return
+    }
+    let now = elapsed()
+    if let client = request.client {
+      sessions.heard(from: client, peer: identity, at: now)
+      counters.withLock { $0.clients = sessions.count }
+    } else {
+      sessions.heard(fromPeer: identity, at: now)
     }
     switch request {
     case .hello:

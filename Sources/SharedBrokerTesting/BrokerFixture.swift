@@ -23,6 +23,10 @@ public final class BrokerFixture: Sendable {
   public let clientConfiguration: BrokerClient.Configuration
   /// The broker's CURVE settings, if any.
   public let curve: BrokerConfiguration.CurveSecurity?
+  /// How long the broker lets a client stay silent before forgetting it.
+  public let clientTimeout: Duration
+  private let clock: any Clock<Duration>
+  private let maxValueSize: Int
   private let state: Mutex<(server: BrokerServer?, endpoints: BrokerEndpoints?, clients: [BrokerClient])>
   private let ownsDirectory: Bool
 
@@ -33,6 +37,8 @@ public final class BrokerFixture: Sendable {
   ///   - dataDirectory: Keep data in this directory instead.
   ///   - maxValueSize: The broker's value size limit.
   ///   - curve: CURVE encryption and the client allow-list.
+  ///   - clientTimeout: How long the broker lets a client stay silent before forgetting it.
+  ///   - clock: The clock that times client silence (a `TestClock` makes expiry deterministic).
   ///   - clientConfiguration: Heartbeat timing for the clients this fixture makes (fast by
   ///     default, so tests notice a stopped broker quickly).
   /// - Throws: When the broker cannot start.
@@ -41,6 +47,8 @@ public final class BrokerFixture: Sendable {
     dataDirectory: URL? = nil,
     maxValueSize: Int = 1 << 20,
     curve: BrokerConfiguration.CurveSecurity? = nil,
+    clientTimeout: Duration = .seconds(3600),
+    clock: any Clock<Duration> = ContinuousClock(),
     clientConfiguration: BrokerClient.Configuration = BrokerClient.Configuration(
       heartbeatInterval: .milliseconds(100), missedHeartbeats: 3
     )
@@ -54,15 +62,13 @@ public final class BrokerFixture: Sendable {
     self.ownsDirectory = dataDirectory == nil && directory != nil
     self.clientConfiguration = clientConfiguration
     self.curve = curve
-    let server = BrokerServer(
-      configuration: BrokerConfiguration(
-        listen: "tcp://127.0.0.1:*", publish: "tcp://127.0.0.1:*", dataDirectory: directory,
-        maxValueSize: maxValueSize, curve: curve
-      ),
-      logger: Self.logger
-    )
+    self.clientTimeout = clientTimeout
+    self.clock = clock
+    self.maxValueSize = maxValueSize
+    state = Mutex((nil, nil, []))
+    let server = makeServer(listen: "tcp://127.0.0.1:*", publish: "tcp://127.0.0.1:*")
     let endpoints = try server.start()
-    state = Mutex((server, endpoints, []))
+    state.withLock { $0 = (server, endpoints, []) }
   }
 
   deinit {
@@ -108,15 +114,20 @@ public final class BrokerFixture: Sendable {
   public func restart() throws {
     stop()
     let endpoints = state.withLock { $0.endpoints! }
-    let server = BrokerServer(
-      configuration: BrokerConfiguration(
-        listen: endpoints.router, publish: endpoints.publisher, dataDirectory: dataDirectory,
-        curve: curve
-      ),
-      logger: Self.logger
-    )
+    let server = makeServer(listen: endpoints.router, publish: endpoints.publisher)
     try server.start()
     state.withLock { $0.server = server }
+  }
+
+  private func makeServer(listen: String, publish: String) -> BrokerServer {
+    BrokerServer(
+      configuration: BrokerConfiguration(
+        listen: listen, publish: publish, dataDirectory: dataDirectory, maxValueSize: maxValueSize,
+        curve: curve, clientTimeout: clientTimeout
+      ),
+      logger: Self.logger,
+      clock: clock
+    )
   }
 
   /// Closes every client, stops the broker and removes a temporary data directory.

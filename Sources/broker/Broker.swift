@@ -33,6 +33,9 @@ struct Broker: AsyncParsableCommand {
   @Option(help: "The largest value accepted, in bytes.")
   var maxValueSize = 1 << 20
 
+  @Option(help: "Seconds a client may stay silent before the broker forgets it (its heartbeats keep it alive).")
+  var clientTimeout: Double = 3600
+
   @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
   var logLevel = "info"
 
@@ -47,6 +50,9 @@ struct Broker: AsyncParsableCommand {
       throw ValidationError("Unknown log level \"\(logLevel)\".")
     }
     guard maxValueSize > 0 else { throw ValidationError("--max-value-size must be positive.") }
+    guard clientTimeout > 0, clientTimeout.isFinite else {
+      throw ValidationError("--client-timeout must be a positive number of seconds.")
+    }
     guard (curveSecretFile == nil) == (allowKeys == nil) else {
       throw ValidationError("--curve-secret-file and --allow-keys go together.")
     }
@@ -85,7 +91,8 @@ struct Broker: AsyncParsableCommand {
         listen: listen, publish: publish,
         dataDirectory: data.map { URL(fileURLWithPath: $0, isDirectory: true) },
         maxValueSize: maxValueSize,
-        curve: try curveSecurity()
+        curve: try curveSecurity(),
+        clientTimeout: .seconds(clientTimeout)
       ),
       logger: logger
     )

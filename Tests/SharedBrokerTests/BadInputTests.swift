@@ -7,18 +7,6 @@ import ZeroMQ
 
 @Suite(.timeLimit(.minutes(1)))
 struct BadInputTests {
-  /// Sends raw frames to the broker and returns its reply.
-  func exchange(_ frames: [Data], with endpoint: String) throws -> [Data]? {
-    let context = try Context()
-    defer { context.terminate() }
-    let socket = try Socket(context: context, type: .dealer)
-    defer { socket.close() }
-    try socket.set(.receiveTimeout, 5_000)
-    try socket.connect(endpoint)
-    try socket.send(frames)
-    return try socket.receive()
-  }
-
   @Test func brokerAnswersBadRequestsWithErrorsAndCountsThem() async throws {
     try await withBrokerFixture { fixture in
       let honest = fixture.makeClient()

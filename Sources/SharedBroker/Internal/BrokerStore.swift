@@ -40,6 +40,20 @@ final class BrokerStore {
     if logDescriptor >= 0 { close(logDescriptor) }
   }
 
+  /// Every client with an exactly-once record.
+  var clients: Set<String> {
+    entries.values.reduce(into: []) { clients, entry in clients.formUnion(entry.lastWrites.keys) }
+  }
+
+  /// Drops the exactly-once records of `clients`. Kept in memory only: the records come back
+  /// from the data at the next start, and expire again after the timeout.
+  func forget(_ clients: Set<String>) {
+    guard !clients.isEmpty else { return }
+    for key in entries.keys {
+      entries[key]!.lastWrites = entries[key]!.lastWrites.filter { !clients.contains($0.key) }
+    }
+  }
+
   func snapshot(key: String, client: String) -> (version: UInt64, lastWrite: UInt64, value: Data) {
     guard let entry = entries[key] else { return (0, 0, Data()) }
     return (entry.version, entry.lastWrites[client] ?? 0, entry.value)

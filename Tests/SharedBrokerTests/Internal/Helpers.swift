@@ -2,6 +2,7 @@ import Dependencies
 import Foundation
 import SharedBroker
 import Sharing
+import ZeroMQ
 
 struct Stats: Codable, Equatable, Sendable {
   var count = 0
@@ -27,4 +28,16 @@ func firstValue<T: Sendable>(
 ) async -> T? {
   for await value in stream where condition(value) { return value }
   return nil
+}
+
+/// Sends raw frames to the broker from a connection of their own and returns its reply.
+func exchange(_ frames: [Data], with endpoint: String) throws -> [Data]? {
+  let context = try Context()
+  defer { context.terminate() }
+  let socket = try Socket(context: context, type: .dealer)
+  defer { socket.close() }
+  try socket.set(.receiveTimeout, 5_000)
+  try socket.connect(endpoint)
+  try socket.send(frames)
+  return try socket.receive()
 }

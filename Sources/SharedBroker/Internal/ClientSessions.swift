@@ -1,0 +1,60 @@
+import Foundation
+
+/// The clients the broker has heard from and when, so it can forget the dead ones.
+///
+/// A client is known by the id it puts in its requests; `PING` carries none, so the ROUTER
+/// identity of the connection that said `HELLO` stands for it. A client that stays silent for
+/// longer than the timeout is expired: the broker drops its exactly-once records and its
+/// connection identity. Live clients ping every heartbeat, so only dead ones (or ones cut off
+/// for longer than the timeout) expire.
+struct ClientSessions {
+  private struct Session {
+    var lastHeard: Duration
+    var peer: Data?
+  }
+
+  /// How long a client may stay silent.
+  let timeout: Duration
+  private var sessions: [String: Session] = [:]
+  private var clientOfPeer: [Data: String] = [:]
+  private var nextSweep: Duration = .zero
+
+  init(timeout: Duration) {
+    self.timeout = timeout
+  }
+
+  /// The clients known now.
+  var count: Int { sessions.count }
+
+  /// Records a request from `client` over the connection `peer`.
+  mutating func heard(from client: String, peer: Data, at now: Duration) {
+    let previous = sessions.updateValue(Session(lastHeard: now, peer: peer), forKey: client)
+    if let old = previous?.peer, old != peer { clientOfPeer[old] = nil }
+    if previous?.peer != peer { clientOfPeer[peer] = client }
+  }
+
+  /// Records a request that names no client (`PING`), by its connection.
+  mutating func heard(fromPeer peer: Data, at now: Duration) {
+    guard let client = clientOfPeer[peer] else { return }
+    sessions[client]?.lastHeard = now
+  }
+
+  /// Starts the clock for clients known only from stored data (after a restart).
+  mutating func adopt(_ clients: some Sequence<String>, at now: Duration) {
+    for client in clients where sessions[client] == nil {
+      sessions[client] = Session(lastHeard: now, peer: nil)
+    }
+  }
+
+  /// Removes and returns the clients silent for longer than the timeout. Sweeps at most once a
+  /// quarter of the timeout, so calling it on every request stays cheap.
+  mutating func expire(at now: Duration) -> Set<String> {
+    guard now >= nextSweep else { return [] }
+    nextSweep = now + timeout / 4
+    let expired = Set(sessions.filter { now - $0.value.lastHeard > timeout }.keys)
+    for client in expired {
+      if let peer = sessions.removeValue(forKey: client)?.peer { clientOfPeer[peer] = nil }
+    }
+    return expired
+  }
+}
