@@ -1,5 +1,6 @@
 # SharedMirror: `make test` runs every test, `make demo` runs the main job.
 SWIFT ?= swift
+SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build test demo bench chaos clean
@@ -42,9 +43,12 @@ bench: deps
 # inputs, and a disk that fills up. `make test` runs the same tests at a small size.
 chaos: deps
 	$(SWIFT) build --build-tests
-	CHAOS_RESTARTS=20 CHAOS_COUNTERS=4 CHAOS_INCREMENTS=5000 CHAOS_FUZZ_INPUTS=1000000 \
+	set -o pipefail; CHAOS_RESTARTS=20 CHAOS_COUNTERS=4 CHAOS_INCREMENTS=5000 CHAOS_STOP_SECONDS=10 \
+	  CHAOS_FUZZ_INPUTS=1000000 \
 	  $(SWIFT) test --skip-build --filter 'ChaosTests|FuzzTests|StorageFailureTests' 2>&1 \
 	  | tee .build/chaos.log | grep -E '^(chaos|fuzz):|Test run|✘'
+	@echo; echo "| fault | injected | inputs | values lost |"; echo "|---|---|---|---|"
+	@grep '^chaos-row ' .build/chaos.log | sed 's/^chaos-row //'
 
 clean:
 	rm -rf .build Benchmarks/.build

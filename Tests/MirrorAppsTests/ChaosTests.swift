@@ -3,11 +3,36 @@ import Testing
 import TestSupport
 
 /// Faults injected into real processes. `make test` runs a small size; `make chaos` sets
-/// CHAOS_RESTARTS, CHAOS_COUNTERS and CHAOS_INCREMENTS for the full one.
+/// CHAOS_RESTARTS, CHAOS_COUNTERS, CHAOS_INCREMENTS and CHAOS_STOP_SECONDS for the full one.
 @Suite(.timeLimit(.minutes(10)))
 struct ChaosTests {
   static func setting(_ name: String, _ fallback: Int) -> Int {
     ProcessInfo.processInfo.environment[name].flatMap(Int.init) ?? fallback
+  }
+
+  /// Prints one row of the summary table that `make chaos` shows.
+  static func report(fault: String, injected: String, inputs: String, lost: Int) {
+    print("chaos-row | \(fault) | \(injected) | \(inputs) | \(lost) |")
+  }
+
+  /// The resident memory of a child process, in KiB.
+  static func residentKilobytes(_ process: ChildProcess) -> Int {
+    let status =
+      (try? String(contentsOfFile: "/proc/\(process.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+  }
+
+  static func lastLine(_ text: String) -> String {
+    text.split(separator: "\n").last.map(String.init) ?? ""
+  }
+
+  /// The `count` of a `--print json` line, or -1.
+  static func count(in line: String) -> Int {
+    guard let data = line.data(using: .utf8),
+      let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    else { return -1 }
+    return object["count"] as? Int ?? -1
   }
 
   @Test func brokerKilledAndRestartedWhileCountersWriteLosesNothing() async throws {
@@ -44,9 +69,87 @@ struct ChaosTests {
     let profile = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
     #expect(await profile.waitForExit() == 0)
     let expected = counters * increments
-    let final = profile.printed.split(separator: "\n").last.map(String.init) ?? ""
+    let final = Self.lastLine(profile.printed)
     #expect(final.contains(#""count":\#(expected),"#) && final.contains(#""numberOfCounts":\#(expected)}"#))
     print("chaos: \(restarts) broker SIGKILLs, \(counters) counters × \(increments) increments → \(final)")
+    Self.report(
+      fault: "broker SIGKILL + restart (--data)", injected: "\(restarts)",
+      inputs: "\(counters) × \(increments) increments", lost: expected - Self.count(in: final)
+    )
+  }
+
+  /// A reader frozen with SIGSTOP while another process writes: the broker's queue for it is
+  /// bounded (high-water mark), and after SIGCONT it notices the silence, resyncs and shows
+  /// the final value.
+  @Test func stoppedReaderCatchesUpAndTheBrokerStaysBounded() async throws {
+    let seconds = Self.setting("CHAOS_STOP_SECONDS", 1)
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let reader = try ChildProcess("counter", ["--broker", router])
+    defer { reader.signal(SIGKILL) }
+    #expect(await reader.waitForOutput(containing: "count 0 · connected") != nil)
+    let memoryBefore = Self.residentKilobytes(broker)
+
+    reader.signal(SIGSTOP)
+    // Writes go on for `seconds`, in bursts of 200 every 100 ms.
+    let bursts = seconds * 10
+    let writer = try ChildProcess(
+      "counter",
+      [
+        "--broker", router, "--print", "json", "--timeout", "60",
+        "--script", Array(repeating: "+x200,wait:100", count: bursts).joined(separator: ","),
+      ]
+    )
+    #expect(await writer.waitForExit() == 0)
+    let total = bursts * 200
+    #expect(Self.count(in: Self.lastLine(writer.printed)) == total)
+    let memoryStopped = Self.residentKilobytes(broker)
+    reader.signal(SIGCONT)
+
+    let caughtUp = await reader.waitForOutput(containing: "count \(total) · connected")
+    #expect(caughtUp != nil, "\(reader.printed.suffix(300))")
+    print(
+      "chaos: reader stopped during \(total) writes; broker memory \(memoryBefore) KiB before, "
+        + "\(memoryStopped) KiB while it was stopped; caught up: \(caughtUp != nil)"
+    )
+    #expect(memoryStopped < memoryBefore + 64 * 1024)
+    Self.report(
+      fault: "reader SIGSTOP \(seconds) s, then SIGCONT", injected: "1",
+      inputs: "\(total) writes", lost: caughtUp == nil ? total : 0
+    )
+  }
+
+  /// Counters SIGKILLed in the middle of their writes: the others finish with every increment,
+  /// and the broker forgets the dead clients once they have been silent for its client timeout.
+  @Test func killedClientsLeaveTheOthersUnaffectedAndAreForgotten() async throws {
+    let increments = Self.setting("CHAOS_INCREMENTS", 300)
+    let (broker, router, _) = try await startBroker(["--client-timeout", "2"])
+    defer { broker.signal(SIGTERM) }
+    let script = Array(repeating: "+x\(max(1, increments / 10)),wait:20", count: 10).joined(separator: ",")
+    let arguments = ["--broker", router, "--script", script, "--print", "json", "--timeout", "60"]
+    let victims = try (0..<2).map { _ in try ChildProcess("counter", arguments) }
+    let survivors = try (0..<2).map { _ in try ChildProcess("counter", arguments) }
+    for victim in victims {
+      // Killed once it has written something, while it still has writes to make.
+      _ = await victim.waitForOutput(containing: "\"count\":")
+      victim.signal(SIGKILL)
+    }
+    for survivor in survivors {
+      #expect(await survivor.waitForExit() == 0, "\(survivor.printed.suffix(300))")
+    }
+    let survivorsWrote = 2 * 10 * max(1, increments / 10)
+
+    let profile = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
+    #expect(await profile.waitForExit() == 0)
+    let final = Self.count(in: Self.lastLine(profile.printed))
+    // Every survivor increment is there; a victim's count only the writes it got confirmed.
+    #expect(final >= survivorsWrote && final <= 2 * survivorsWrote)
+    #expect(await broker.waitForOutput(containing: "Forgot silent clients") != nil)
+    print("chaos: 2 of 4 counters SIGKILLed mid-write; survivors wrote \(survivorsWrote), final \(final)")
+    Self.report(
+      fault: "client SIGKILL mid-write", injected: "2",
+      inputs: "4 × \(survivorsWrote / 2) increments", lost: max(0, survivorsWrote - final)
+    )
   }
 }
 
@@ -84,6 +187,11 @@ struct StorageFailureTests {
     let profile = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
     #expect(await profile.waitForExit() == 0)
     #expect(broker.process.isRunning)
+    // Refused writes stay with their writer (reported as unconfirmed), never half-applied.
+    ChaosTests.report(
+      fault: "disk full (file-size limit on --data)", injected: "1", inputs: "20 writes",
+      lost: broker.process.isRunning && counter.printed.contains("did not confirm") ? 0 : 1
+    )
   }
 }
 
@@ -95,20 +203,13 @@ struct FuzzTests {
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("Scripts/fuzz_broker.py")
 
-  func residentKilobytes(_ process: ChildProcess) -> Int {
-    let status =
-      (try? String(contentsOfFile: "/proc/\(process.process.processIdentifier)/status", encoding: .utf8)) ?? ""
-    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-  }
-
   @Test func brokerSurvivesGarbageAndHonestClientsSeeNoChange() async throws {
     let inputs = ChaosTests.setting("CHAOS_FUZZ_INPUTS", 20_000)
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
     let before = try ChildProcess("counter", ["--broker", router, "--script", "+x5", "--print", "json"])
     #expect(await before.waitForExit() == 0)
-    let memoryBefore = residentKilobytes(broker)
+    let memoryBefore = ChaosTests.residentKilobytes(broker)
 
     let fuzz = try runCommand("/usr/bin/python3", [Self.script.path, router, String(inputs), "7"])
     #expect(fuzz.status == 0, "\(fuzz.output)")
@@ -118,8 +219,13 @@ struct FuzzTests {
     let after = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
     #expect(await after.waitForExit() == 0)
     #expect(after.printed.contains(#"{"count":5,"maxCount":5,"minCount":0,"numberOfCounts":5}"#))
-    let memoryAfter = residentKilobytes(broker)
+    let memoryAfter = ChaosTests.residentKilobytes(broker)
     print("fuzz: broker memory \(memoryBefore) KiB before, \(memoryAfter) KiB after")
     #expect(memoryAfter < memoryBefore + 64 * 1024)
+    let honest = after.printed.contains(#""count":5,"#)
+    ChaosTests.report(
+      fault: "random and truncated frames (pyzmq)", injected: "\(inputs)", inputs: "\(inputs) messages",
+      lost: honest ? 0 : 5
+    )
   }
 }
