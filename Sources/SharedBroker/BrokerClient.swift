@@ -98,6 +98,14 @@ public final class BrokerClient: Sendable {
     var state = ConnectionState.connecting
     var observers: [UUID: AsyncStream<ConnectionState>.Continuation] = [:]
     var closed = false
+    var handshakeFailure: HandshakeFailure?
+  }
+
+  /// Why the last security handshake with the broker failed.
+  struct HandshakeFailure: Equatable {
+    var reason: String
+    /// A configuration error that retrying cannot fix (a refused key, a mechanism mismatch).
+    var isPermanent: Bool
   }
 
   /// Connects (in the background) to a broker.
@@ -182,6 +190,9 @@ public final class BrokerClient: Sendable {
         && channels.allSatisfy { $0.isSynced && !$0.hasUnconfirmedWrites }
     }
     guard confirmed else {
+      if let failure = shared.withLock({ $0.handshakeFailure }) {
+        throw BrokerClientError.handshakeFailed("cannot connect to the broker at \(endpoint): \(failure.reason)")
+      }
       throw BrokerClientError.timedOut(
         "the broker at \(endpoint) did not confirm all writes within \(timeout) "
           + "(connection: \(connectionState.rawValue))"
@@ -195,7 +206,11 @@ public final class BrokerClient: Sendable {
   /// - Throws: ``BrokerClientError/timedOut(_:)`` when the broker cannot be reached in time.
   public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws {
     let connected = await progress.wait(until: .now + timeout) { [self] in
-      connectionState == .connected && channels.allSatisfy(\.isSynced)
+      (connectionState == .connected && channels.allSatisfy(\.isSynced))
+        || shared.withLock { $0.handshakeFailure?.isPermanent == true }
+    }
+    if let failure = shared.withLock({ $0.handshakeFailure }) {
+      throw BrokerClientError.handshakeFailed("cannot connect to the broker at \(endpoint): \(failure.reason)")
     }
     guard connected else {
       throw BrokerClientError.timedOut(
@@ -278,6 +293,18 @@ public final class BrokerClient: Sendable {
     progressed()
   }
 
+  /// Records the outcome of a security handshake (`nil`: it succeeded).
+  func handshakeFailed(_ failure: HandshakeFailure?) {
+    let changed = shared.withLock { state in
+      defer { state.handshakeFailure = failure }
+      return state.handshakeFailure != failure
+    }
+    if changed, let failure {
+      logger.error("Broker handshake failed", metadata: ["endpoint": "\(endpoint)", "reason": "\(failure.reason)"])
+    }
+    progressed()
+  }
+
   /// Something waiters may care about happened.
   func progressed() {
     progress.signal()
@@ -288,11 +315,13 @@ public final class BrokerClient: Sendable {
 public enum BrokerClientError: Error, CustomStringConvertible {
   /// The broker did not answer in time.
   case timedOut(String)
+  /// The broker refused the connection's security handshake (wrong keys or mechanism).
+  case handshakeFailed(String)
 
   /// A readable explanation.
   public var description: String {
     switch self {
-    case let .timedOut(detail): detail
+    case let .timedOut(detail), let .handshakeFailed(detail): detail
     }
   }
 }

@@ -56,17 +56,22 @@ struct CurveSecurityTests {
     secret.withLock { $0 = 7 }
     try await owner.waitUntilConfirmed()
 
+    // Each learns why, in words that point at the setting to fix.
     let intruders = [
-      fixture.makeClient(configuration: credentials(stranger)),
-      fixture.makeClient(configuration: .init(heartbeatInterval: .milliseconds(100))),
-      fixture.makeClient(configuration: credentials(allowed, server: stranger.publicKey)),
+      (fixture.makeClient(configuration: credentials(stranger)), "not on the broker's allow-list"),
+      (fixture.makeClient(configuration: .init(heartbeatInterval: .milliseconds(100))), "requires CURVE"),
+      (
+        fixture.makeClient(configuration: credentials(allowed, server: stranger.publicKey)),
+        "is not the broker's public key"
+      ),
     ]
-    for intruder in intruders {
+    for (intruder, reason) in intruders {
       let value = await inProcess(intruder) { Shared(wrappedValue: -1, .broker("secret")) }
       value.withLock { $0 = 666 }
-      await #expect(throws: BrokerClientError.self) {
-        try await intruder.waitUntilConnected(timeout: .milliseconds(500))
+      let error = await #expect(throws: BrokerClientError.self) {
+        try await intruder.waitUntilConnected(timeout: .seconds(5))
       }
+      #expect("\(error.map { "\($0)" } ?? "")".contains(reason), "\(String(describing: error))")
       #expect(intruder.connectionState == .connecting)
       #expect(value.wrappedValue == 666)  // only its own local write; it never learned 7
     }

@@ -39,6 +39,9 @@ final class ClientLoop: @unchecked Sendable {
   private var inFlight: [String: UInt64] = [:]
   private var retryAfter: [String: ContinuousClock.Instant] = [:]
   private var nextWriteID: UInt64 = 1
+  /// Handshakes in a row that the broker cut short; a few in a row mean a wrong server key
+  /// rather than a broker restarting mid-handshake.
+  private var closedHandshakes = 0
 
   init(client: BrokerClient) {
     self.client = client
@@ -68,8 +71,11 @@ final class ClientLoop: @unchecked Sendable {
       try subscriber.set(.reconnectInterval, 100)
       try subscriber.set(.reconnectIntervalMax, 1_000)
       for socket in [dealer!, subscriber!] { try secure(socket) }
+      let monitor = try SocketMonitor(watching: dealer, context: context)
+      defer { monitor.close() }
       try dealer.connect(endpoint)
       var poller = Poller()
+      let monitorIndex = try poller.add(monitor.socket)
       let dealerIndex = try poller.add(dealer)
       let subscriberIndex = try poller.add(subscriber)
       let wakeIndex = poller.add(fileDescriptor: wakeUp.fileDescriptor)
@@ -78,6 +84,7 @@ final class ClientLoop: @unchecked Sendable {
         guard let client, !client.isClosed else { return }
         if ready.contains(wakeIndex) { wakeUp.clear() }
         takeRequests(from: client)
+        if ready.contains(monitorIndex) { drainEvents(monitor, client) }
         if ready.contains(dealerIndex) { drainReplies(client) }
         if ready.contains(subscriberIndex) { drainPublished(client) }
         tick(client)
@@ -95,6 +102,53 @@ final class ClientLoop: @unchecked Sendable {
     try socket.set(.curveServerKey, try CurveKeyPair.decode(curve.serverPublicKey))
     try socket.set(.curvePublicKey, try CurveKeyPair.decode(curve.publicKey))
     try socket.set(.curveSecretKey, try CurveKeyPair.decode(curve.secretKey))
+  }
+
+  // MARK: - Handshakes
+
+  /// A failed handshake is otherwise invisible (libzmq retries quietly), so it is turned into
+  /// the reason a wait for the broker fails.
+  private func drainEvents(_ monitor: SocketMonitor, _ client: BrokerClient) {
+    while let event = try? monitor.receive() {
+      switch event.kind {
+      case .handshakeSucceeded:
+        closedHandshakes = 0
+        client.handshakeFailed(nil)
+      case .handshakeFailedAuth:
+        client.handshakeFailed(
+          .init(
+            reason: "the broker refused this client's CURVE key (status \(event.value)): "
+              + "its public key is not on the broker's allow-list",
+            isPermanent: true
+          )
+        )
+      case .handshakeFailedProtocol where event.value == SocketMonitor.mechanismMismatch:
+        client.handshakeFailed(
+          .init(
+            reason: configuration.curve == nil
+              ? "the broker requires CURVE: give this client the broker's public key and a key pair"
+              : "the broker does not use CURVE: connect without CURVE keys",
+            isPermanent: true
+          )
+        )
+      case .handshakeFailedProtocol:
+        client.handshakeFailed(
+          .init(reason: "the handshake broke the protocol (error \(event.value))", isPermanent: true)
+        )
+      case .handshakeFailedNoDetail where configuration.curve != nil:
+        closedHandshakes += 1
+        client.handshakeFailed(
+          .init(
+            reason: "the broker closed the connection during the CURVE handshake \(closedHandshakes) "
+              + "times in a row, as it does when the server key this client uses is not the "
+              + "broker's public key",
+            isPermanent: closedHandshakes >= 3
+          )
+        )
+      default:
+        break
+      }
+    }
   }
 
   // MARK: - Timing
