@@ -30,12 +30,23 @@ struct CurveProgramsTests {
     #expect(await allowed.waitForExit() == 0)
     #expect(allowed.printed.contains(#""count":3"#))
 
-    for extra in [["--curve-server-key", serverKey, "--curve-key-file", path("stranger.key")], []] {
+    let strangerServerKey = try String(contentsOfFile: path("stranger.pub"), encoding: .utf8)
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    let intruders = [
+      (["--curve-server-key", serverKey, "--curve-key-file", path("stranger.key")], "allow-list"),
+      ([], "requires CURVE"),
+      (
+        ["--curve-server-key", strangerServerKey, "--curve-key-file", path("client.key")],
+        "is not the broker's public key"
+      ),
+    ]
+    for (extra, reason) in intruders {
       let intruder = try ChildProcess(
-        "profile", ["--broker", router, "--once", "--print", "json", "--timeout", "0.5"] + extra
+        "profile", ["--broker", router, "--once", "--print", "json", "--timeout", "5"] + extra
       )
       #expect(await intruder.waitForExit() == 1)
       #expect(!intruder.printed.contains(#""count":3"#))
+      #expect(intruder.printed.contains("profile: error: cannot connect") && intruder.printed.contains(reason))
     }
     #expect(broker.printed.contains("Denied a client"))
   }
