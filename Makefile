@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test demo bench chaos clean
+.PHONY: deps build test demo bench chaos fuzz clean
 
 # Installs the system packages the build and the tests use, only when missing.
 deps:
@@ -47,8 +47,15 @@ chaos: deps
 	  CHAOS_FUZZ_INPUTS=1000000 \
 	  $(SWIFT) test --skip-build --filter 'ChaosTests|FuzzTests|StorageFailureTests' 2>&1 \
 	  | tee .build/chaos.log | grep -E '^(chaos|fuzz):|Test run|✘'
+	set -o pipefail; Scripts/fuzz_frames.sh 1000000 | tee -a .build/chaos.log
 	@echo; echo "| fault | injected | inputs | values lost |"; echo "|---|---|---|---|"
 	@grep '^chaos-row ' .build/chaos.log | sed 's/^chaos-row //'
+	@sed -n 's/^frame fuzzer: \([0-9]*\) inputs, \([0-9]*\) crash.*/| libFuzzer + ASan on the frame decoder | \1 | \1 inputs, \2 crashes | 0 |/p' .build/chaos.log
+
+# libFuzzer (with AddressSanitizer) on the wire protocol's frame decoder: `make fuzz RUNS=N`.
+RUNS ?= 1000000
+fuzz:
+	Scripts/fuzz_frames.sh $(RUNS)
 
 clean:
 	rm -rf .build Benchmarks/.build
