@@ -178,7 +178,10 @@ let package = Package(
     ),
     .testTarget(
       name: "MirrorAppsTests",
-      dependencies: ["MirrorApps", "TestSupport"],
+      dependencies: [
+        "MirrorApps", "SharedBroker", "Sharing", "TestSupport",
+        .product(name: "Dependencies", package: "swift-dependencies"),
+      ],
       swiftSettings: settings
     ),
     .testTarget(

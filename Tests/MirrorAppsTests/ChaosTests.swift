@@ -1,4 +1,7 @@
+import Dependencies
 import Foundation
+import SharedBroker
+import Sharing
 import Testing
 import TestSupport
 
@@ -54,6 +57,19 @@ struct ChaosTests {
         "counter", ["--broker", router, "--script", script, "--print", "json", "--timeout", "120"]
       )
     }
+    // A client with the programs' timing watches the same key: after each restart, the time
+    // until it is in sync again is what every client needs.
+    let probe = BrokerClient(endpoint: router)
+    defer { probe.close() }
+    let probed = withDependencies {
+      $0.brokerClient = probe
+      $0.persistentReferences = PersistentReferences()
+    } operation: {
+      Shared(wrappedValue: [String: Int](), .broker("stats"))
+    }
+    try await probe.waitUntilConnected()
+    var states = probe.connectionStates.makeAsyncIterator()
+    var resyncTimes: [Duration] = []
     for _ in 0..<restarts {
       try await Task.sleep(for: .milliseconds(80))  // fault injection timing, not a wait for work
       broker.signal(SIGKILL)
@@ -62,8 +78,14 @@ struct ChaosTests {
         "broker", ["--listen", router, "--publish", publisher, "--data", data.path]
       )
       _ = await broker.waitForOutput(containing: "Broker listening")
+      let listening = ContinuousClock.now
+      // Out of sync (it may notice only at its next heartbeat), then in sync again.
+      while let state = await states.next(), state == .connected {}
+      while let state = await states.next(), state != .connected {}
+      resyncTimes.append(.now - listening)
     }
     defer { broker.signal(SIGTERM) }
+    _ = probed
     for writer in writers { #expect(await writer.waitForExit() == 0, "\(writer.printed.suffix(300))") }
 
     let profile = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
@@ -72,6 +94,11 @@ struct ChaosTests {
     let final = Self.lastLine(profile.printed)
     #expect(final.contains(#""count":\#(expected),"#) && final.contains(#""numberOfCounts":\#(expected)}"#))
     print("chaos: \(restarts) broker SIGKILLs, \(counters) counters × \(increments) increments → \(final)")
+    let sorted = resyncTimes.sorted()
+    print(
+      "chaos: back in sync after each restart: median \(sorted[sorted.count / 2]), "
+        + "slowest \(sorted.last!) (goal: 1 s)"
+    )
     Self.report(
       fault: "broker SIGKILL + restart (--data)", injected: "\(restarts)",
       inputs: "\(counters) × \(increments) increments", lost: expected - Self.count(in: final)
