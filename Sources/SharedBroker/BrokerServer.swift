@@ -167,7 +167,9 @@ public final class BrokerServer: Service, Sendable {
     try secure(router)
     try router.set(.maxMessageSize, Int64(configuration.maxValueSize + 64 * 1024))
     try router.set(.sendHighWaterMark, 100_000)
-    try router.set(.receiveHighWaterMark, 100_000)
+    // Per connection: a client that floods the broker waits on its own queue (libzmq stops
+    // reading its TCP stream), while the ROUTER keeps taking one message from each in turn.
+    try router.set(.receiveHighWaterMark, 1_000)
     try router.bind(configuration.listen)
     let publisher = try Socket(context: context, type: .pub)
     try secure(publisher)
