@@ -56,8 +56,13 @@ struct ProgramsTests {
     #expect(await profile.waitForExit() == 0)
     #expect(await watcher.waitForOutput(containing: "count 0 · connected") != nil)
 
-    watcher.signal(SIGTERM)
-    #expect(await watcher.waitForExit() == 0)
+    // Both programs end gracefully on SIGTERM.
+    let shower = try ChildProcess("profile", ["--broker", router])
+    #expect(await shower.waitForOutput(containing: "connected") != nil)
+    for process in [watcher, shower] {
+      process.signal(SIGTERM)
+      #expect(await process.waitForExit() == 0)
+    }
   }
 
   @Test func unreachableBrokerFailsClearlyAfterTheTimeout() async throws {
