@@ -4,7 +4,8 @@ import Foundation
 /// in the same run, and is the median of several runs. Results go to `RESULTS.md` and a data
 /// file for the chart.
 ///
-/// Usage: `broker-benchmarks run BIN_DIR [RUNS]` (the harness), or
+/// Usage: `broker-benchmarks run BIN_DIR [RUNS [SECTION...]]` (the harness; naming sections,
+/// e.g. `latency`, runs only those and prints them without writing the results), or
 /// `broker-benchmarks reader MODE ENDPOINT COUNT` (a reader process, started by the harness).
 @main
 enum BrokerBenchmarks {
@@ -14,19 +15,26 @@ enum BrokerBenchmarks {
     case "reader":
       try await Reader.run(Array(arguments.dropFirst()))
     case "run" where arguments.count >= 2:
-      try await harness(bin: arguments[1], runs: arguments.count > 2 ? Int(arguments[2]) ?? 3 : 3)
+      try await harness(
+        bin: arguments[1], runs: arguments.count > 2 ? Int(arguments[2]) ?? 3 : 3,
+        only: Set(arguments.dropFirst(3))
+      )
     default:
-      print("usage: broker-benchmarks run BIN_DIR [RUNS] | reader MODE ENDPOINT COUNT")
+      print(
+        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|contention|scale|durability...]]"
+          + " | reader MODE ENDPOINT COUNT"
+      )
       exit(64)
     }
   }
 
-  static func harness(bin: String, runs: Int) async throws {
+  static func harness(bin: String, runs: Int, only: Set<String>) async throws {
     let runner = Runs(bin: bin, selfPath: CommandLine.arguments[0])
     var report = Report(runs: runs)
     let writes = 10_000
+    func wanted(_ section: String) -> Bool { only.isEmpty || only.contains(section) }
 
-    for readers in [1, 8] {
+    for readers in [1, 8] where wanted("latency") {
       var ours: [[Double]] = []
       var raw: [[Double]] = []
       for _ in 0..<runs {
@@ -36,6 +44,18 @@ enum BrokerBenchmarks {
       report.latency(readers: readers, writes: writes, ours: ours, raw: raw)
     }
 
+    if wanted("throughput") { try await throughput(runner, runs: runs, into: &report) }
+    if wanted("contention") { try contention(runner, runs: runs, into: &report) }
+    if wanted("scale") {
+      var scale: [(Int, [Double], [Double])] = []
+      for _ in 0..<runs { scale.append(try await runner.scale(keys: 100_000, clients: 100)) }
+      report.scale(scale)
+    }
+    if wanted("durability") { try durability(runner, runs: runs, into: &report) }
+    if only.isEmpty { try report.write() }
+  }
+
+  static func throughput(_ runner: Runs, runs: Int, into report: inout Report) async throws {
     var ourRates: [(Double, Double)] = []
     var rawRates: [(Double, Double)] = []
     for _ in 0..<runs {
@@ -43,7 +63,9 @@ enum BrokerBenchmarks {
       ourRates.append(try await runner.throughput(.mirror, readers: 8, writes: 20_000))
     }
     report.throughput(ours: ourRates, raw: rawRates)
+  }
 
+  static func contention(_ runner: Runs, runs: Int, into report: inout Report) throws {
     var four: [(Double, Int)] = []
     var one: [(Double, Int)] = []
     for _ in 0..<runs {
@@ -51,11 +73,9 @@ enum BrokerBenchmarks {
       four.append(try runner.contention(writers: 4, total: 40_000))
     }
     report.contention(four: four, one: one)
+  }
 
-    var scale: [(Int, [Double], [Double])] = []
-    for _ in 0..<runs { scale.append(try await runner.scale(keys: 100_000, clients: 100)) }
-    report.scale(scale)
-
+  static func durability(_ runner: Runs, runs: Int, into report: inout Report) throws {
     var withData: [Double] = []
     var withoutData: [Double] = []
     for _ in 0..<runs {
@@ -63,7 +83,5 @@ enum BrokerBenchmarks {
       withData.append(try runner.durability(persistent: true, writes: 5_000))
     }
     report.durability(with: withData, without: withoutData)
-
-    try report.write()
   }
 }

@@ -74,13 +74,18 @@ final class ClientLoop: @unchecked Sendable {
       let monitor = try SocketMonitor(watching: dealer, context: context)
       defer { monitor.close() }
       try dealer.connect(endpoint)
-      var poller = Poller()
-      let monitorIndex = try poller.add(monitor.socket)
-      let dealerIndex = try poller.add(dealer)
-      let subscriberIndex = try poller.add(subscriber)
-      let wakeIndex = poller.add(fileDescriptor: wakeUp.fileDescriptor)
+      // Handshake events matter only while not connected; leaving the monitor out of the poll
+      // otherwise saves a socket check on every update.
+      var connectedPoller = Poller()
+      let dealerIndex = try connectedPoller.add(dealer)
+      let subscriberIndex = try connectedPoller.add(subscriber)
+      let wakeIndex = connectedPoller.add(fileDescriptor: wakeUp.fileDescriptor)
+      var connectingPoller = connectedPoller
+      let monitorIndex = try connectingPoller.add(monitor.socket)
       while true {
-        let ready = try poller.poll(timeout: nextDeadline() - .now)
+        let timeout = nextDeadline() - .now
+        let ready =
+          connected ? try connectedPoller.poll(timeout: timeout) : try connectingPoller.poll(timeout: timeout)
         guard let client, !client.isClosed else { return }
         if ready.contains(wakeIndex) { wakeUp.clear() }
         takeRequests(from: client)
