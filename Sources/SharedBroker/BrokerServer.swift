@@ -282,8 +282,9 @@ public final class BrokerServer: Service, Sendable {
     }
     let now = elapsed()
     if let client = request.client {
+      let known = sessions.count
       sessions.heard(from: client, peer: identity, at: now)
-      counters.withLock { $0.clients = sessions.count }
+      if sessions.count != known { counters.withLock { $0.clients = sessions.count } }
     } else {
       sessions.heard(fromPeer: identity, at: now)
     }
