@@ -4,17 +4,29 @@ import Synchronization
 /// Lets async code wait, with a deadline, for "something may have changed" signals sent from
 /// any thread; waiters re-check their condition after each wake-up.
 package final class AsyncSignal: Sendable {
-  private let waiters = Mutex<[UUID: CheckedContinuation<Void, Never>]>([:])
+  private enum Waiter {
+    case waiting(CheckedContinuation<Void, Never>)
+    /// Woken before (or after) it registered: the deadline timer or a cancellation can fire
+    /// before the waiter has stored its continuation, and that wake-up must not be lost.
+    case woken
+  }
+
+  private let waiters = Mutex<[UUID: Waiter]>([:])
 
   package init() {}
 
   /// Wakes every waiter.
   package func signal() {
-    let waiters = self.waiters.withLock { waiters in
-      defer { waiters = [:] }
-      return waiters
+    let continuations = waiters.withLock { waiters in
+      var continuations: [CheckedContinuation<Void, Never>] = []
+      for (id, waiter) in waiters {
+        guard case let .waiting(continuation) = waiter else { continue }
+        continuations.append(continuation)
+        waiters[id] = nil
+      }
+      return continuations
     }
-    for waiter in waiters.values { waiter.resume() }
+    for continuation in continuations { continuation.resume() }
   }
 
   /// Suspends until `condition` holds, re-checking after each signal; returns whether it held
@@ -27,23 +39,38 @@ package final class AsyncSignal: Sendable {
       let id = UUID()
       let timer = Task { [self] in
         try? await Task.sleep(until: deadline, clock: .continuous)
-        resume(id)
+        wake(id)
       }
       await withTaskCancellationHandler {
         await withCheckedContinuation { continuation in
-          // Register first, then re-check, so a signal between the check and here is not lost.
-          waiters.withLock { $0[id] = continuation }
-          if condition() { resume(id) }
+          let woken = waiters.withLock { waiters in
+            if case .woken = waiters[id] { return true }
+            waiters[id] = .waiting(continuation)
+            return false
+          }
+          // Registered first, then re-checked, so a signal between the check and here is not lost.
+          if woken {
+            continuation.resume()
+          } else if condition() {
+            wake(id)
+          }
         }
       } onCancel: {
-        resume(id)
+        wake(id)
       }
       timer.cancel()
+      await timer.value
+      waiters.withLock { _ = $0.removeValue(forKey: id) }
     }
     return true
   }
 
-  private func resume(_ id: UUID) {
-    waiters.withLock { $0.removeValue(forKey: id) }?.resume()
+  private func wake(_ id: UUID) {
+    let continuation = waiters.withLock { waiters -> CheckedContinuation<Void, Never>? in
+      defer { waiters[id] = .woken }
+      guard case let .waiting(continuation) = waiters[id] else { return nil }
+      return continuation
+    }
+    continuation?.resume()
   }
 }
