@@ -145,7 +145,8 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         services: [.init(service: loop)],
-        gracefulShutdownSignals: [.sigterm, .sigint],
+        // SIGHUP too: a closed terminal window still gets its pending taps to the broker.
+        gracefulShutdownSignals: [.sigterm, .sigint, .sighup],
         logger: logger
       )
     )

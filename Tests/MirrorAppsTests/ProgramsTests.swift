@@ -56,11 +56,11 @@ struct ProgramsTests {
     #expect(await profile.waitForExit() == 0)
     #expect(await watcher.waitForOutput(containing: "count 0 · connected") != nil)
 
-    // Both programs end gracefully on SIGTERM.
+    // Both programs end gracefully on SIGTERM, and on SIGHUP (their terminal closed).
     let shower = try ChildProcess("profile", ["--broker", router])
     #expect(await shower.waitForOutput(containing: "connected") != nil)
-    for process in [watcher, shower] {
-      process.signal(SIGTERM)
+    for (process, signal) in [(watcher, SIGTERM), (shower, SIGHUP)] {
+      process.signal(signal)
       #expect(await process.waitForExit() == 0)
     }
   }
