@@ -16,7 +16,7 @@ public final class ChildProcess: @unchecked Sendable {
   private let output = Pipe()
   private let lock = NSLock()
   private var captured = Data()
-  private var waiters: [(String, CheckedContinuation<String?, Never>)] = []
+  private var waiters: [UUID: (text: String, continuation: CheckedContinuation<String?, Never>)] = [:]
 
   /// Starts `name` from the products directory.
   ///
@@ -59,27 +59,38 @@ public final class ChildProcess: @unchecked Sendable {
     lock.withLock { String(decoding: captured, as: UTF8.self) }
   }
 
-  /// Waits until the output contains `text` (or the process ends); returns the output then.
+  /// Waits until the output contains `text` (or the process ends, or the test's time limit
+  /// cancels the wait); returns the output then, or `nil` without it.
   public func waitForOutput(containing text: String) async -> String? {
-    await withCheckedContinuation { continuation in
-      lock.withLock {
-        let now = String(decoding: captured, as: UTF8.self)
-        if now.contains(text) || !process.isRunning {
-          continuation.resume(returning: now.contains(text) ? now : nil)
-        } else {
-          waiters.append((text, continuation))
+    let id = UUID()
+    return await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        lock.withLock {
+          let now = String(decoding: captured, as: UTF8.self)
+          if now.contains(text) || !process.isRunning || Task.isCancelled {
+            continuation.resume(returning: now.contains(text) ? now : nil)
+          } else {
+            waiters[id] = (text, continuation)
+          }
         }
       }
+    } onCancel: {
+      lock.withLock { waiters.removeValue(forKey: id) }?.continuation.resume(returning: nil)
     }
   }
 
-  /// Waits for the process to exit and returns its status.
+  /// Waits for the process to exit and returns its status. If the wait is cancelled (the test's
+  /// time limit), the process is killed, so a hung child fails the test instead of hanging it.
   public func waitForExit() async -> Int32 {
-    await withCheckedContinuation { continuation in
-      DispatchQueue.global().async { [process] in
-        process.waitUntilExit()
-        continuation.resume(returning: process.terminationStatus)
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { [process] in
+          process.waitUntilExit()
+          continuation.resume(returning: process.terminationStatus)
+        }
       }
+    } onCancel: {
+      signal(SIGKILL)
     }
   }
 
@@ -92,16 +103,15 @@ public final class ChildProcess: @unchecked Sendable {
     lock.withLock {
       if data.isEmpty {
         // End of output: nobody else will be satisfied.
-        for (_, waiter) in waiters { waiter.resume(returning: nil) }
-        waiters = []
+        for waiter in waiters.values { waiter.continuation.resume(returning: nil) }
+        waiters = [:]
         return
       }
       captured.append(data)
       let now = String(decoding: captured, as: UTF8.self)
-      waiters.removeAll { text, waiter in
-        guard now.contains(text) else { return false }
-        waiter.resume(returning: now)
-        return true
+      for (id, waiter) in waiters where now.contains(waiter.text) {
+        waiter.continuation.resume(returning: now)
+        waiters[id] = nil
       }
     }
   }
