@@ -160,11 +160,12 @@ public struct BrokerDidNotStart: Error, CustomStringConvertible {
 /// - Parameters:
 ///   - executable: The program's path.
 ///   - arguments: Its arguments.
+///   - timeout: How long it may run before it is killed (a hung tool fails its test, not CI).
 /// - Returns: The exit status (128 + the signal if a signal ended it) and everything printed.
 @discardableResult
-public func runCommand(_ executable: String, _ arguments: [String]) throws -> (
-  status: Int32, output: String
-) {
+public func runCommand(
+  _ executable: String, _ arguments: [String], timeout: DispatchTimeInterval = .seconds(600)
+) throws -> (status: Int32, output: String) {
   var pipeEnds: [Int32] = [-1, -1]
   guard pipe2(&pipeEnds, O_CLOEXEC) == 0 else { throw POSIXError.current }
   let (readEnd, writeEnd) = (pipeEnds[0], pipeEnds[1])
@@ -184,6 +185,9 @@ public func runCommand(_ executable: String, _ arguments: [String]) throws -> (
   let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
   close(writeEnd)
   guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL) }
+  let killer = DispatchWorkItem { kill(pid, SIGKILL) }
+  DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+  defer { killer.cancel() }
 
   var output = [UInt8]()
   var buffer = [UInt8](repeating: 0, count: 65_536)
