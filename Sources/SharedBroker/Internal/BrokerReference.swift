@@ -149,8 +149,17 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     let changed = lock.withLock {
       guard version > confirmedVersion else { return false }
       gap = synced && version > confirmedVersion + 1
-      if fromThisClient { acknowledge(applied: write) }
-      accept(version: version, value: value)
+      if fromThisClient, let own = sent[write]?.value {
+        // Our own write coming back: its value is the one we encoded, no need to decode it (the
+        // same assumption `receiveAck` makes), which keeps the writer's CPU free for readers.
+        acknowledge(applied: write)
+        confirmed = own
+        confirmedVersion = version
+        lastLoadError = nil
+      } else {
+        if fromThisClient { acknowledge(applied: write) }
+        accept(version: version, value: value)
+      }
       return rebase()
     }
     if changed { notify() }
