@@ -21,6 +21,11 @@ struct Report {
     ]
   }
 
+  /// The spread of per-run values, the machine's noise: `1.61–1.83`.
+  private func spread(_ values: [Double], _ digits: Int = 2) -> String {
+    "\(format(values.min() ?? 0, digits))–\(format(values.max() ?? 0, digits))"
+  }
+
   private mutating func section(_ title: String, _ lines: [String]) {
     markdown += ["## \(title)", ""] + lines + [""]
     print((["", "== \(title)"] + lines).joined(separator: "\n"))
@@ -45,6 +50,8 @@ struct Report {
     rows += [
       "",
       "Ratio to raw: p50 **\(format(p50, 2))×** (goal ≤ 1.5×), p99 **\(format(p99, 2))×** (goal ≤ 3×).",
+      "Per run (noise): p50 \(spread(zip(ours, raw).map { percentile($0, 0.5) / percentile($1, 0.5) }))×, "
+        + "p99 \(spread(zip(ours, raw).map { percentile($0, 0.99) / percentile($1, 0.99) }))×.",
     ]
     section("1. Latency, \(readers) reader\(readers == 1 ? "" : "s")", rows)
     chart.append(
@@ -68,7 +75,8 @@ struct Report {
       "Writes reaching everyone: **\(format(ourWrites / rawRate, 2))×** raw (goal ≥ 0.5×). "
         + "SharedMirror batches the mutations made while a write is in flight into one "
         + "compare-and-set, so subscribers see fewer, larger steps: distinct updates are "
-        + "\(format(ourUpdates / median(raw.map(\.1)), 3))× raw.",
+        + "\(format(ourUpdates / median(raw.map(\.1)), 3))× raw. Per run (noise): "
+        + "\(spread(zip(ours, raw).map { $0.0 / $1.0 }))×.",
     ])
   }
 
@@ -82,7 +90,8 @@ struct Report {
       "| 4 `counter` processes, +x10000 each | \(format(median(four.map(\.0)), 2)) | \(four.map { String($0.1) }.joined(separator: ", ")) |",
       "",
       "Ratio 4 writers / 1 writer: **\(format(ratio, 2))×** (goal ≤ 2×). Every result exactly "
-        + "40,000: **\(exact ? "yes" : "NO")**.",
+        + "40,000: **\(exact ? "yes" : "NO")**. Per run (noise): "
+        + "\(spread(zip(four, one).map { $0.0 / $1.0 }))×.",
     ])
   }
 
@@ -90,7 +99,8 @@ struct Report {
     section("5. Broker scale: 100,000 keys, 100 connected clients", [
       "| measure | value |",
       "|---|---:|",
-      "| broker resident memory | \(format(median(runs.map { Double($0.0) }) / 1024, 1)) MiB |",
+      "| broker resident memory (per run) | \(format(median(runs.map { Double($0.0) }) / 1024, 1)) MiB "
+        + "(\(spread(runs.map { Double($0.0) / 1024 }, 1))) |",
       "| GET snapshot round trip, p50 / p99 | \(format(median(runs.map { percentile($0.1, 0.5) }))) / \(format(median(runs.map { percentile($0.1, 0.99) }))) µs |",
       "| late joiner, new client to synced key, p50 / p99 | \(format(median(runs.map { percentile($0.2, 0.5) }), 2)) / \(format(median(runs.map { percentile($0.2, 0.99) }), 2)) ms |",
     ])
@@ -105,7 +115,8 @@ struct Report {
       "| in memory | \(format(median(without), 0)) |",
       "| `--data` (log appended before each ACK) | \(format(median(with), 0)) |",
       "",
-      "With `--data`: **\(format(median(with) / median(without), 2))×** the in-memory rate.",
+      "With `--data`: **\(format(median(with) / median(without), 2))×** the in-memory rate. "
+        + "Per run (noise): \(spread(zip(with, without).map { $0 / $1 }))×.",
     ])
   }
 
