@@ -1,10 +1,12 @@
 import Foundation
 
-/// Collects the figures, prints them, and writes `RESULTS.md` plus `latency.dat` for the chart.
+/// Collects the figures, prints them, and writes `RESULTS.md` plus `latency.dat` and
+/// `throughput.dat` for the chart.
 struct Report {
   let runs: Int
   private var markdown: [String] = []
   private var chart: [String] = []
+  private var throughputChart: [String] = []
 
   init(runs: Int) {
     self.runs = runs
@@ -66,6 +68,10 @@ struct Report {
     let ourWrites = median(ours.map(\.0))
     let ourUpdates = median(ours.map(\.1))
     let rawRate = median(raw.map(\.0))
+    throughputChart = [
+      "\"raw libzmq\" \(rawRate) \(median(raw.map(\.1)))",
+      "\"SharedMirror\" \(ourWrites) \(ourUpdates)",
+    ]
     section("2. Throughput, one writer, 8 subscribers", [
       "| path | writes/s reaching all 8 | distinct updates/s per subscriber |",
       "|---|---:|---:|",
@@ -130,5 +136,7 @@ struct Report {
     text += ["## 4. Store.send", ""] + storeSend + ["", "![latency](latency.png)", ""]
     try text.joined(separator: "\n").write(toFile: "RESULTS.md", atomically: true, encoding: .utf8)
     try (chart.joined(separator: "\n") + "\n").write(toFile: "latency.dat", atomically: true, encoding: .utf8)
+    try (throughputChart.joined(separator: "\n") + "\n")
+      .write(toFile: "throughput.dat", atomically: true, encoding: .utf8)
   }
 }
