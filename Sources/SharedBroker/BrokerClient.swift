@@ -28,6 +28,9 @@ public final class BrokerClient: Sendable {
     /// The high-water mark of the update subscription (updates beyond it are dropped by
     /// ZeroMQ and recovered as a gap).
     public var subscriberHighWaterMark: Int32
+    /// How many writes per key may await the broker's answer at once. Pipelining lets a fast
+    /// writer publish every step instead of one batch per round trip; 1 sends one at a time.
+    public var maxWritesInFlight: Int
 
     /// CURVE keys: the broker's public key and this client's key pair; `nil` for plain text.
     public var curve: CurveCredentials?
@@ -37,11 +40,13 @@ public final class BrokerClient: Sendable {
       heartbeatInterval: Duration = .milliseconds(500),
       missedHeartbeats: Int = 3,
       subscriberHighWaterMark: Int32 = 100_000,
+      maxWritesInFlight: Int = 32,
       curve: CurveCredentials? = nil
     ) {
       self.heartbeatInterval = heartbeatInterval
       self.missedHeartbeats = missedHeartbeats
       self.subscriberHighWaterMark = subscriberHighWaterMark
+      self.maxWritesInFlight = max(1, maxWritesInFlight)
       self.curve = curve
     }
   }

@@ -15,9 +15,10 @@ public enum BrokerMessage: Equatable, Sendable {
   case sync(client: String, key: String)
   /// `GET client key`: asks for a key's current value; answered by ``snapshot(key:version:lastWrite:value:)``.
   case get(client: String, key: String)
-  /// `WRITE client write key base value`: compare-and-set. Accepted only when `base` is the
-  /// key's current version.
-  case write(client: String, write: UInt64, key: String, base: UInt64, value: Data)
+  /// `WRITE client write key base value [after]`: compare-and-set. Accepted only when `base` is
+  /// the key's current version and, for a pipelined write, when that version was made by this
+  /// client's write `after` (so a write queued behind a rejected one can never land).
+  case write(client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil)
 
   // MARK: Replies
   /// `WELCOME 1 instance publisher`: the broker's instance id (new on every start) and where its
@@ -67,7 +68,7 @@ extension BrokerMessage {
   /// The client a request names (`PING` and every reply name none).
   var client: String? {
     switch self {
-    case let .hello(client), let .sync(client, _), let .get(client, _), let .write(client, _, _, _, _):
+    case let .hello(client), let .sync(client, _), let .get(client, _), let .write(client, _, _, _, _, _):
       client
     default:
       nil
@@ -86,8 +87,9 @@ extension BrokerMessage {
       return [F.text("SYNC"), F.text(client), F.text(key)]
     case let .get(client, key):
       return [F.text("GET"), F.text(client), F.text(key)]
-    case let .write(client, write, key, base, value):
-      return [F.text("WRITE"), F.text(client), F.number(write), F.text(key), F.number(base), value]
+    case let .write(client, write, key, base, value, after):
+      let frames = [F.text("WRITE"), F.text(client), F.number(write), F.text(key), F.number(base), value]
+      return after.map { frames + [F.number($0)] } ?? frames
     case let .welcome(instance, publisher):
       return [F.text("WELCOME"), F.text(Self.protocolVersion), F.text(instance), F.text(publisher)]
     case let .pong(instance):
@@ -157,10 +159,12 @@ extension BrokerMessage {
       try count(2)
       self = .get(client: try text(0), key: try key(1))
     case "WRITE":
-      try count(5)
+      guard fields.count == 5 || fields.count == 6 else {
+        throw .malformed("WRITE has \(fields.count) fields, expected 5 or 6")
+      }
       self = .write(
         client: try text(0), write: try number(1), key: try key(2), base: try number(3),
-        value: fields[4]
+        value: fields[4], after: fields.count == 6 ? try number(5) : nil
       )
     case "WELCOME":
       try count(3)

@@ -302,7 +302,7 @@ public final class BrokerServer: Service, Sendable {
           key: key, version: snapshot.version, lastWrite: snapshot.lastWrite, value: snapshot.value
         )
       )
-    case let .write(client, write, key, base, value):
+    case let .write(client, write, key, base, value, after):
       guard value.count <= configuration.maxValueSize else {
         counters.withLock { $0.oversized += 1 }
         logger.warning("Rejected oversized value", metadata: ["key": "\(key)", "bytes": "\(value.count)"])
@@ -315,7 +315,9 @@ public final class BrokerServer: Service, Sendable {
         return
       }
       do {
-        switch try store.write(client: client, write: write, key: key, base: base, value: value) {
+        switch try store.write(
+          client: client, write: write, key: key, base: base, value: value, after: after
+        ) {
         case let .applied(version):
           counters.withLock {
             $0.writesApplied += 1

@@ -7,8 +7,9 @@ protocol BrokerChannel: AnyObject, Sendable {
   var hasUnconfirmedWrites: Bool { get }
   /// Whether a snapshot arrived since the last (re)connection.
   var isSynced: Bool { get }
-  /// The next compare-and-set to send, covering every pending mutation, if one is due.
-  func nextWrite(id: UInt64) -> (base: UInt64, value: Data)?
+  /// The next compare-and-set to send, covering every mutation no sent write covers yet, if
+  /// there is one. `after` is the write it is pipelined behind (`nil`: none is in flight).
+  func nextWrite(id: UInt64) -> (base: UInt64, value: Data, after: UInt64?)?
   /// The broker applied write `write` as `version`.
   func receiveAck(write: UInt64, version: UInt64)
   /// The broker's current state (a snapshot, or the answer to a rejected write).

@@ -10,6 +10,10 @@ internal import Sharing
 /// top of the new confirmed value (a rebase) and sent again, as one compare-and-set covering all
 /// of them. Each write carries an id; the broker's `lastWrite` tells which ones it applied, so a
 /// resent write is never applied twice and no mutation is dropped.
+///
+/// Writes are pipelined: a new write goes out while earlier ones are in flight, chained to the
+/// previous one (`after`), so the broker applies it only on top of that write. A rejection
+/// therefore dooms the rest of the chain, and the rebase resends everything at once.
 final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableReference,
   BrokerChannel, @unchecked Sendable
 {
@@ -19,8 +23,11 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   }
 
   private struct SentWrite {
+    let id: UInt64
     let coversThrough: UInt64
     let value: Value
+    /// The version the write makes if the broker applies it.
+    let version: UInt64
   }
 
   let key: String
@@ -40,7 +47,8 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   private var local: Value
   private var pending: [Pending] = []
   private var nextSequence: UInt64 = 1
-  private var sent: [UInt64: SentWrite] = [:]
+  /// Writes in flight, oldest first.
+  private var sent: [SentWrite] = []
   private var synced = false
   private var lastLoadError: (any Error)?
   private var lastSaveError: (any Error)?
@@ -103,13 +111,17 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   var hasUnconfirmedWrites: Bool { lock.withLock { !pending.isEmpty } }
   var isSynced: Bool { lock.withLock { synced } }
 
-  func nextWrite(id: UInt64) -> (base: UInt64, value: Data)? {
+  func nextWrite(id: UInt64) -> (base: UInt64, value: Data, after: UInt64?)? {
     lock.withLock {
-      guard synced, let last = pending.last else { return nil }
+      guard synced, let last = pending.last, last.sequence > sent.last?.coversThrough ?? 0 else {
+        return nil
+      }
       do {
         let data = try encoder.encode(local)
-        sent[id] = SentWrite(coversThrough: last.sequence, value: local)
-        return (confirmedVersion, data)
+        let previous = sent.last
+        let base = previous?.version ?? confirmedVersion
+        sent.append(SentWrite(id: id, coversThrough: last.sequence, value: local, version: base + 1))
+        return (base, data, previous?.id)
       } catch {
         lastSaveError = error
         return nil
@@ -118,25 +130,15 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   }
 
   func receiveAck(write: UInt64, version: UInt64) {
-    let changed = lock.withLock {
-      guard let acknowledged = sent[write] else { return false }
-      if version > confirmedVersion {
-        confirmed = acknowledged.value
-        confirmedVersion = version
-      }
-      lastSaveError = nil
-      acknowledge(through: acknowledged.coversThrough)
-      sent = sent.filter { $0.key > write }
-      return rebase()
-    }
-    if changed { notify() }
+    lock.withLock { confirmOwn(write: write, version: version) }
   }
 
   func receiveState(version: UInt64, lastWrite: UInt64, value: Data) {
     let changed = lock.withLock {
       acknowledge(applied: lastWrite)
-      // Writes above `lastWrite` were not applied, and never will be: each attempt has its own id.
-      sent = [:]
+      // Writes above `lastWrite` were not applied, and never will be: each attempt has its own
+      // id, and a pipelined one cannot land behind one that did not.
+      sent = []
       synced = true
       if version >= confirmedVersion { accept(version: version, value: value) }
       return rebase()
@@ -149,17 +151,11 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     let changed = lock.withLock {
       guard version > confirmedVersion else { return false }
       gap = synced && version > confirmedVersion + 1
-      if fromThisClient, let own = sent[write]?.value {
-        // Our own write coming back: its value is the one we encoded, no need to decode it (the
-        // same assumption `receiveAck` makes), which keeps the writer's CPU free for readers.
-        acknowledge(applied: write)
-        confirmed = own
-        confirmedVersion = version
-        lastLoadError = nil
-      } else {
-        if fromThisClient { acknowledge(applied: write) }
-        accept(version: version, value: value)
-      }
+      // Our own write coming back: its value is the one we encoded, no need to decode it (the
+      // same assumption `receiveAck` makes), which keeps the writer's CPU free for readers.
+      if fromThisClient, confirmOwn(write: write, version: version) { return false }
+      if fromThisClient { acknowledge(applied: write) }
+      accept(version: version, value: value)
       return rebase()
     }
     if changed { notify() }
@@ -173,7 +169,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   func writeFailed(_ error: any Error) {
     lock.withLock {
       lastSaveError = error
-      sent = [:]
+      sent = []
     }
   }
 
@@ -191,17 +187,37 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     }
   }
 
+  /// The broker applied our write `write` as `version`: its value becomes the confirmed one.
+  /// Returns `false` for a write not in flight (already confirmed, or its chain was dropped).
+  ///
+  /// No rebase is needed: the write was computed on the chain the local value extends, and any
+  /// other process's change published before it would have made the broker reject it.
+  @discardableResult
+  private func confirmOwn(write: UInt64, version: UInt64) -> Bool {
+    guard let index = sent.firstIndex(where: { $0.id == write }) else { return false }
+    let own = sent[index]
+    if version > confirmedVersion {
+      confirmed = own.value
+      confirmedVersion = version
+      lastLoadError = nil
+    }
+    lastSaveError = nil
+    acknowledge(through: own.coversThrough)
+    sent.removeFirst(index + 1)
+    return true
+  }
+
   /// Drops the mutations covered by the newest write the broker applied (`lastWrite`).
   private func acknowledge(applied lastWrite: UInt64) {
-    guard let newest = sent.filter({ $0.key <= lastWrite }).max(by: { $0.key < $1.key }) else {
-      return
-    }
-    acknowledge(through: newest.value.coversThrough)
-    sent = sent.filter { $0.key > lastWrite }
+    guard let newest = sent.lastIndex(where: { $0.id <= lastWrite }) else { return }
+    acknowledge(through: sent[newest].coversThrough)
+    sent.removeFirst(newest + 1)
   }
 
   private func acknowledge(through sequence: UInt64) {
-    pending.removeAll { $0.sequence <= sequence }
+    // `pending` is in sequence order, so the confirmed ones are a prefix.
+    let confirmed = pending.firstIndex { $0.sequence > sequence } ?? pending.count
+    pending.removeFirst(confirmed)
   }
 
   /// Recomputes the local value as confirmed + pending; returns whether it changed.

@@ -15,6 +15,8 @@ final class BrokerStore {
     var version: UInt64
     var value: Data
     var lastWrites: [String: UInt64]
+    /// The client whose write made `version` (absent in data written before pipelining).
+    var lastClient: String?
   }
 
   enum WriteResult: Equatable {
@@ -59,15 +61,17 @@ final class BrokerStore {
     return (entry.version, entry.lastWrites[client] ?? 0, entry.value)
   }
 
-  /// Compare-and-set: applies the write only when `base` is the current version and the write
-  /// was not applied before.
-  func write(client: String, write: UInt64, key: String, base: UInt64, value: Data) throws
-    -> WriteResult
-  {
+  /// Compare-and-set: applies the write only when `base` is the current version, the write was
+  /// not applied before and, when it names the write it follows (`after`), that write made the
+  /// current version.
+  func write(
+    client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil
+  ) throws -> WriteResult {
     let current = entries[key]
     let version = current?.version ?? 0
     let lastWrite = current?.lastWrites[client] ?? 0
-    guard write > lastWrite, base == version else {
+    let follows = after.map { $0 == lastWrite && current?.lastClient == client } ?? true
+    guard write > lastWrite, base == version, follows else {
       return .rejected(version: version, lastWrite: lastWrite, value: current?.value ?? Data())
     }
     try append(LogRecord(key: key, version: version + 1, client: client, write: write, value: value))
@@ -75,6 +79,7 @@ final class BrokerStore {
     entries[key, default: Entry(version: 0, value: Data(), lastWrites: [:])].version = version + 1
     entries[key]!.value = value
     entries[key]!.lastWrites[client] = write
+    entries[key]!.lastClient = client
     return .applied(version: version + 1)
   }
 
@@ -121,6 +126,7 @@ final class BrokerStore {
       entry.version = record.version
       entry.value = record.value
       entry.lastWrites[record.client] = max(entry.lastWrites[record.client] ?? 0, record.write)
+      entry.lastClient = record.client
       entries[record.key] = entry
     }
   }

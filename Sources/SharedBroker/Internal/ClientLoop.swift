@@ -7,7 +7,8 @@ internal import ZeroMQ
 /// Per key it walks `probing → snapshotting → synced`: first it proves its subscription to the
 /// key's topic is in effect (`SYNC`, answered on the PUB socket by `SYNCED`), then asks for a
 /// snapshot, so no update can fall between the snapshot and the stream. Only synced keys send
-/// writes, one compare-and-set in flight per key.
+/// writes: up to ``BrokerClient/Configuration/maxWritesInFlight`` pipelined compare-and-sets per
+/// key, each chained to the previous one.
 final class ClientLoop: @unchecked Sendable {
   private enum KeyPhase {
     case probing(next: ContinuousClock.Instant, backoff: Duration)
@@ -36,7 +37,8 @@ final class ClientLoop: @unchecked Sendable {
   /// While not connected, HELLO is retried quickly at first, then at the heartbeat interval.
   private var helloBackoff = ClientLoop.firstRetry
   private var phases: [String: KeyPhase] = [:]
-  private var inFlight: [String: UInt64] = [:]
+  /// Per key, the ids of the writes awaiting an answer, oldest first.
+  private var inFlight: [String: [UInt64]] = [:]
   private var retryAfter: [String: ContinuousClock.Instant] = [:]
   private var nextWriteID: UInt64 = 1
   /// Handshakes in a row that the broker cut short; a few in a row mean a wrong server key
@@ -252,18 +254,18 @@ final class ClientLoop: @unchecked Sendable {
       inFlight[key] = nil
       updateState(client)
     case let .ack(key, write, version):
-      guard inFlight[key] == write else { return }
-      inFlight[key] = nil
+      guard settle(key, through: write) else { return }
       client.channel(key)?.receiveAck(write: write, version: version)
       client.progressed()
     case let .reject(key, write, version, lastWrite, value):
-      guard inFlight[key] == write else { return }
+      // The writes behind it are doomed (each is chained to it): their answers are ignored.
+      guard inFlight[key]?.contains(write) == true else { return }
       inFlight[key] = nil
       client.channel(key)?.receiveState(version: version, lastWrite: lastWrite, value: value)
       client.progressed()
     case let .error(code, message, key, write):
       logger.error("The broker refused a request", metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
-      guard let key, let write, inFlight[key] == write else { return }
+      guard let key, let write, inFlight[key]?.contains(write) == true else { return }
       inFlight[key] = nil
       retryAfter[key] = .now + interval
       client.channel(key)?.writeFailed(BrokerWriteError(code: code, message: message))
@@ -313,7 +315,7 @@ final class ClientLoop: @unchecked Sendable {
         case let .update(key, version, writer, write, value):
           guard let channel = client.channel(key) else { continue }
           let fromThisClient = writer == id
-          if fromThisClient, inFlight[key] == write { inFlight[key] = nil }
+          if fromThisClient { settle(key, through: write) }
           let gap = channel.receiveUpdate(
             version: version, fromThisClient: fromThisClient, write: write, value: value
           )
@@ -347,7 +349,9 @@ final class ClientLoop: @unchecked Sendable {
     let now = ContinuousClock.now
     for channel in client.channels where channel.hasUnconfirmedWrites {
       let key = channel.key
-      guard case .synced = phases[key], inFlight[key] == nil else { continue }
+      guard case .synced = phases[key],
+        inFlight[key, default: []].count < configuration.maxWritesInFlight
+      else { continue }
       if let retry = retryAfter[key] {
         guard now >= retry else { continue }
         retryAfter[key] = nil
@@ -355,9 +359,20 @@ final class ClientLoop: @unchecked Sendable {
       let writeID = nextWriteID
       guard let write = channel.nextWrite(id: writeID) else { continue }
       nextWriteID += 1
-      inFlight[key] = writeID
-      send(.write(client: id, write: writeID, key: key, base: write.base, value: write.value))
+      inFlight[key, default: []].append(writeID)
+      send(
+        .write(client: id, write: writeID, key: key, base: write.base, value: write.value, after: write.after)
+      )
     }
+  }
+
+  /// Forgets the in-flight writes up to `write`, which the broker applied (answers come in
+  /// order). Returns whether `write` was in flight.
+  @discardableResult
+  private func settle(_ key: String, through write: UInt64) -> Bool {
+    guard let index = inFlight[key]?.firstIndex(of: write) else { return false }
+    inFlight[key]?.removeFirst(index + 1)
+    return true
   }
 
   private func send(_ message: BrokerMessage) {

@@ -4,8 +4,8 @@ import Synchronization
 import ZeroMQ
 
 /// A scripted stand-in for the broker, made of raw sockets: it answers requests with a handler
-/// and publishes what the test asks, so a test can produce situations the real broker avoids
-/// (skipped versions).
+/// and publishes (or replies) what the test asks, so a test can produce situations the real
+/// broker avoids (skipped versions) or hold answers back (writes in flight).
 final class FakeBroker: @unchecked Sendable {
   let endpoint: String
   let publisherEndpoint: String
@@ -13,9 +13,18 @@ final class FakeBroker: @unchecked Sendable {
   private let router: Socket
   private let publisher: Socket
   private let wakeUp: WakeUpSignal
-  private let state = Mutex<(requests: [BrokerMessage], outbox: [BrokerMessage], stopped: Bool)>(
-    ([], [], false)
-  )
+  private struct State {
+    var requests: [BrokerMessage] = []
+    var outbox: [BrokerMessage] = []
+    var replies: [BrokerMessage] = []
+    var lastRequester: Data?
+    var stopped = false
+  }
+
+  private let state = Mutex(State())
+  private let received: AsyncStream<BrokerMessage>.Continuation
+  /// Every request, as it arrives.
+  let requestStream: AsyncStream<BrokerMessage>
   private let handler: @Sendable (BrokerMessage) -> [BrokerMessage]
   private let finished = DispatchSemaphore(value: 0)
 
@@ -30,6 +39,7 @@ final class FakeBroker: @unchecked Sendable {
     publisherEndpoint = try publisher.lastEndpoint
     wakeUp = try WakeUpSignal()
     self.handler = handler
+    (requestStream, received) = AsyncStream.makeStream()
     let thread = Thread { [self] in serve() }
     thread.start()
   }
@@ -43,10 +53,17 @@ final class FakeBroker: @unchecked Sendable {
     wakeUp.signal()
   }
 
+  /// Sends a reply to the client that sent the last request.
+  func reply(_ message: BrokerMessage) {
+    state.withLock { $0.replies.append(message) }
+    wakeUp.signal()
+  }
+
   func stop() {
     state.withLock { $0.stopped = true }
     wakeUp.signal()
     finished.wait()
+    received.finish()
     context.terminate()
   }
 
@@ -62,16 +79,23 @@ final class FakeBroker: @unchecked Sendable {
     while true {
       guard let ready = try? poller.poll(timeout: .milliseconds(100)) else { return }
       wakeUp.clear()
-      let (outbox, stopped) = state.withLock { state in
-        defer { state.outbox = [] }
-        return (state.outbox, state.stopped)
+      let (outbox, replies, requester, stopped) = state.withLock { state in
+        defer { (state.outbox, state.replies) = ([], []) }
+        return (state.outbox, state.replies, state.lastRequester, state.stopped)
       }
       if stopped { return }
       for message in outbox { _ = try? publisher.send(message.frames) }
+      if let requester {
+        for message in replies { _ = try? router.send([requester] + message.frames) }
+      }
       guard ready.contains(routerIndex) else { continue }
       while let frames = try? router.receive(dontWait: true), frames.count > 1 {
         guard let request = try? BrokerMessage(frames: Array(frames.dropFirst())) else { continue }
-        state.withLock { $0.requests.append(request) }
+        state.withLock {
+          $0.requests.append(request)
+          $0.lastRequester = frames[0]
+        }
+        received.yield(request)
         for response in handler(request) {
           switch response {
           case .update, .synced: _ = try? publisher.send(response.frames)

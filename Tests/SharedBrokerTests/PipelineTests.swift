@@ -1,0 +1,106 @@
+import Foundation
+import SharedBroker
+import SharedBrokerTesting
+import Sharing
+import Synchronization
+import Testing
+
+/// Pipelined writes: several compare-and-sets per key in flight, each chained to the previous
+/// one, without ever losing another process's update.
+@Suite(.timeLimit(.minutes(1)))
+struct PipelineTests {
+  @Test func aChainedWriteLandsOnlyOnTopOfTheWriteItFollows() async throws {
+    try await withBrokerFixture { fixture throws in
+      func write(_ client: String, _ id: UInt64, base: UInt64, _ value: String, after: UInt64?) throws
+        -> BrokerMessage?
+      {
+        let request = BrokerMessage.write(
+          client: client, write: id, key: "k", base: base, value: Data(value.utf8), after: after
+        )
+        return try exchange(request.frames, with: fixture.endpoint).map { try BrokerMessage(frames: $0) }
+      }
+      #expect(try write("a", 1, base: 0, "1", after: nil) == .ack(key: "k", write: 1, version: 1))
+      #expect(try write("a", 2, base: 1, "2", after: 1) == .ack(key: "k", write: 2, version: 2))
+      // Another client writes between a's write 2 and the write a pipelined behind it.
+      #expect(try write("b", 1, base: 2, "b", after: nil) == .ack(key: "k", write: 1, version: 3))
+      // Its base (3) is current, but version 3 is b's: the chained write must not bury it.
+      #expect(
+        try write("a", 3, base: 3, "3", after: 2)
+          == .reject(key: "k", write: 3, version: 3, lastWrite: 2, value: Data("b".utf8))
+      )
+      // A chain naming a write that did not make the current version fails the same way.
+      #expect(
+        try write("b", 2, base: 3, "x", after: 2)
+          == .reject(key: "k", write: 2, version: 3, lastWrite: 1, value: Data("b".utf8))
+      )
+      #expect(try write("b", 3, base: 3, "c", after: 1) == .ack(key: "k", write: 3, version: 4))
+    }
+  }
+
+  @Test func malformedChainsAreRefused() async throws {
+    try await withBrokerFixture { fixture throws in
+      let base = ["WRITE", "a", "1", "k", "0", "1"].map { Data($0.utf8) }
+      for frames in [base + [Data("x".utf8)], base + [Data("1".utf8), Data("2".utf8)]] {
+        let reply = try #require(try exchange(frames, with: fixture.endpoint))
+        guard case .error(.badRequest, _, _, _) = try BrokerMessage(frames: reply) else {
+          Issue.record("expected bad-request, got \(reply.map { String(decoding: $0, as: UTF8.self) })")
+          continue
+        }
+      }
+      // The broker still works.
+      let reply = try #require(try exchange(base, with: fixture.endpoint))
+      #expect(try BrokerMessage(frames: reply) == .ack(key: "k", write: 1, version: 1))
+    }
+  }
+
+  @Test func aWriterPipelinesAndARejectionResendsEverythingOnce() async throws {
+    let publisherEndpoint = Mutex("")
+    let broker = try FakeBroker { request in
+      switch request {
+      case .hello: [.welcome(instance: "fake", publisher: publisherEndpoint.withLock { $0 })]
+      case .ping: [.pong(instance: "fake")]
+      case let .sync(client, key): [.synced(key: key, client: client)]
+      case let .get(_, key): [.snapshot(key: key, version: 1, lastWrite: 0, value: Data("0".utf8))]
+      default: []  // Writes wait for the test's answer.
+      }
+    }
+    publisherEndpoint.withLock { $0 = broker.publisherEndpoint }
+    defer { broker.stop() }
+    var writes = broker.requestStream.compactMap { request in
+      if case let .write(_, id, _, base, value, after) = request {
+        (id: id, base: base, value: String(decoding: value, as: UTF8.self), after: after)
+      } else {
+        nil
+      }
+    }.makeAsyncIterator()
+
+    let client = BrokerClient(endpoint: broker.endpoint, configuration: .init(maxWritesInFlight: 2))
+    defer { client.close() }
+    let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
+    try await client.waitUntilConnected()
+
+    count.withLock { $0 += 1 }
+    let first = try #require(await writes.next())
+    #expect((first.base, first.value, first.after) == (1, "1", nil))
+    count.withLock { $0 += 1 }
+    let second = try #require(await writes.next())
+    #expect((second.base, second.value, second.after) == (2, "2", first.id))
+    // The window is full: this one waits for an answer.
+    count.withLock { $0 += 1 }
+    #expect(count.wrappedValue == 3)
+
+    // Another process had written 10 first: both writes fail, the chain's second with it.
+    let rejected = { (id: UInt64) in
+      BrokerMessage.reject(key: "count", write: id, version: 2, lastWrite: 0, value: Data("10".utf8))
+    }
+    broker.reply(rejected(first.id))
+    broker.reply(rejected(second.id))
+    let rebased = try #require(await writes.next())
+    #expect((rebased.base, rebased.value, rebased.after) == (2, "13", nil))
+    broker.reply(.ack(key: "count", write: rebased.id, version: 3))
+    try await client.waitUntilConfirmed()
+    #expect(count.wrappedValue == 13)
+    let sent = broker.requests.filter { if case .write = $0 { true } else { false } }
+    #expect(sent.count == 3)
+  }
+}
