@@ -130,7 +130,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   }
 
   func receiveAck(write: UInt64, version: UInt64) {
-    lock.withLock { confirmOwn(write: write, version: version) }
+    lock.withLock { _ = confirmOwn(write: write, version: version) }
   }
 
   func receiveState(version: UInt64, lastWrite: UInt64, value: Data) {
@@ -192,7 +192,6 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   ///
   /// No rebase is needed: the write was computed on the chain the local value extends, and any
   /// other process's change published before it would have made the broker reject it.
-  @discardableResult
   private func confirmOwn(write: UInt64, version: UInt64) -> Bool {
     guard let index = sent.firstIndex(where: { $0.id == write }) else { return false }
     let own = sent[index]
