@@ -44,9 +44,14 @@ struct CurveProgramsTests {
       let intruder = try ChildProcess(
         "profile", ["--broker", router, "--once", "--print", "json", "--timeout", "5"] + extra
       )
-      #expect(await intruder.waitForExit() == 1)
-      #expect(!intruder.printed.contains(#""count":3"#))
-      #expect(intruder.printed.contains("profile: error: cannot connect") && intruder.printed.contains(reason))
+      let status = await intruder.waitForExit()
+      let printed = intruder.printed
+      #expect(status == 1, "\(reason): exit \(status), printed: \(printed)")
+      #expect(!printed.contains(#""count":3"#))
+      #expect(
+        printed.contains("profile: error: cannot connect") && printed.contains(reason),
+        "\(reason): printed: \(printed)"
+      )
     }
     #expect(broker.printed.contains("Denied a client"))
   }
