@@ -180,6 +180,7 @@ let package = Package(
       name: "MirrorAppsTests",
       dependencies: [
         "MirrorApps", "SharedBroker", "Sharing", "TestSupport",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Dependencies", package: "swift-dependencies"),
       ],
       swiftSettings: settings

@@ -32,7 +32,8 @@ public struct ProgramOptions: ParsableArguments {
   public var format: PrintFormat = .text
 
   /// The broker's CURVE public key.
-  @Option(help: "The broker's CURVE public key, Z85 (env SHARED_BROKER_SERVER_KEY).")
+  // Unconditional: a Z85 key may begin with "-" and must not be taken for an option.
+  @Option(parsing: .unconditional, help: "The broker's CURVE public key, Z85 (env SHARED_BROKER_SERVER_KEY).")
   public var curveServerKey = ProcessInfo.processInfo.environment["SHARED_BROKER_SERVER_KEY"]
 
   /// This client's CURVE secret key file.
