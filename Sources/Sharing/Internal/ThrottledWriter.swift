@@ -51,11 +51,6 @@ final class ThrottledWriter: Sendable {
     }
   }
 
-  /// Whether a newer value than the file's is waiting to be written.
-  func hasPendingWrite(to url: URL) -> Bool {
-    files.withLock { $0[url]?.pending != nil }
-  }
-
   /// Whether `data` is exactly what this process last wrote to `url` (an echo of our own write).
   func wroteLast(_ data: Data, to url: URL) -> Bool {
     files.withLock { $0[url]?.lastWritten == data }

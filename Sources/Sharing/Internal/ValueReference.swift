@@ -12,6 +12,10 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
   private var lastSaveError: (any Error)?
   private let persistence: Persistence<Value>?
   private var subscription: SharedSubscription?
+  /// Local values handed to the key's `save` that it has not finished writing.
+  private var savesInFlight = 0
+  /// Storage reported a change while a save was in flight (see ``receiveFromStorage(_:)``).
+  private var skippedStorageChange = false
   private let notifier: ReferenceNotifier<Value>
   let description: String
 
@@ -75,6 +79,9 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
       var value = current
       let result = try body(&value)
       current = value
+      // Counted in the same critical section as the change, so no storage report read before
+      // this save lands can replace the new value.
+      if persistence?.save != nil { savesInFlight += 1 }
       return (result, value)
     }
     notifyObservers()
@@ -82,13 +89,21 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
     return result
   }
 
-  private func replaceFromStorage(_ value: Value) {
-    lock.withLock {
+  /// Adopts a value read from storage, unless a local save is in flight: then the read may
+  /// predate that save and would step the value back. The change is only noted, and the value
+  /// is read again once every save has landed.
+  private func replaceFromStorage(_ value: Value, unlessSaving: Bool) {
+    let replaced = lock.withLock {
+      if unlessSaving, savesInFlight > 0 {
+        skippedStorageChange = true
+        return false
+      }
       SharedChangeTracker.current?.recordOldValue(current, of: self)
       current = value
       lastLoadError = nil
+      return true
     }
-    notifyObservers()
+    if replaced { notifyObservers() }
   }
 
   private func notifyObservers() {
@@ -100,7 +115,7 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
   private func finishLoad(_ result: Result<Value?, any Error>) {
     lock.withLock { loading = false }
     switch result {
-    case let .success(value?): replaceFromStorage(value)
+    case let .success(value?): replaceFromStorage(value, unlessSaving: false)
     case .success(nil): break
     case let .failure(error): lock.withLock { lastLoadError = error }
     }
@@ -108,7 +123,7 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
 
   private func receiveFromStorage(_ result: Result<Value?, any Error>) {
     switch result {
-    case let .success(value): replaceFromStorage(value ?? initialValue)
+    case let .success(value): replaceFromStorage(value ?? initialValue, unlessSaving: true)
     case let .failure(error): lock.withLock { lastLoadError = error }
     }
   }
@@ -117,9 +132,24 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
     guard let save = persistence?.save else { return }
     save(value, context, SaveContinuation { [weak self] result in
       guard let self else { return }
-      lock.withLock {
-        if case let .failure(error) = result { lastSaveError = error } else { lastSaveError = nil }
-      }
+      saveFinished(result)
+    })
+  }
+
+  /// Books a finished save; after the last one, re-reads storage if it changed meanwhile.
+  private func saveFinished(_ result: Result<Void, any Error>) {
+    let reread = lock.withLock {
+      if case let .failure(error) = result { lastSaveError = error } else { lastSaveError = nil }
+      savesInFlight -= 1
+      guard savesInFlight == 0, skippedStorageChange else { return false }
+      skippedStorageChange = false
+      return true
+    }
+    guard reread, let persistence else { return }
+    persistence.load(.initialValue(initialValue), LoadContinuation { [weak self] result in
+      // No stored value here means "nothing newer than ours", not "back to the default".
+      if case .success(nil) = result { return }
+      self?.receiveFromStorage(result)
     })
   }
 
@@ -132,14 +162,20 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
       })
     }
     lock.withLock { loading = false }
-    if let value { replaceFromStorage(value) }
+    if let value { replaceFromStorage(value, unlessSaving: false) }
   }
 
   func save() async throws {
     guard let save = persistence?.save else { return }
-    let value = liveValue
+    let value = lock.withLock {
+      savesInFlight += 1
+      return current
+    }
     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-      save(value, .userInitiated, SaveContinuation { continuation.resume(with: $0) })
+      save(value, .userInitiated, SaveContinuation { [weak self] result in
+        self?.saveFinished(result)
+        continuation.resume(with: result)
+      })
     }
   }
 }

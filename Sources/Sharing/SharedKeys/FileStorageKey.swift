@@ -54,8 +54,8 @@ public struct FileStorageKey<Value: Sendable>: SharedKey {
   ) -> SharedSubscription {
     let (url, storage, decode) = (url, storage, decode)
     return storage.observe(url) {
-      // A newer local value is about to overwrite the file; don't step back to the old one.
-      guard !ThrottledWriter.shared.hasPendingWrite(to: url) else { return }
+      // While a local value waits to be written, the reference sets this aside (see
+      // ValueReference), so the file's older value cannot step it back.
       do {
         guard let data = try storage.load(url) else {
           subscriber.yieldReturningInitialValue()
