@@ -130,7 +130,7 @@ public final class BrokerClient: Sendable {
     self.logger = logger
     wakeUp = try? WakeUpSignal()
     let loop = ClientLoop(client: self)
-    thread.withLock { $0 = IOThread(name: "SharedMirror.BrokerClient") { loop.run() } }
+    thread.withLock { $0 = IOThread(name: "sm-client") { loop.run() } }
   }
 
   deinit {
@@ -152,7 +152,7 @@ public final class BrokerClient: Sendable {
       return thread
     }
     // A client released on its own I/O thread cannot wait for itself.
-    if Thread.current.name != "SharedMirror.BrokerClient" { thread?.joinBlocking() }
+    if Thread.current.name != "sm-client" { thread?.joinBlocking() }
   }
 
   // MARK: - State

@@ -79,7 +79,7 @@ public final class BrokerServer: Service, Sendable {
     let ready = Mutex<Result<BrokerEndpoints, any Error>?>(nil)
     let bound = DispatchSemaphore(value: 0)
     let box = UncheckedStore(store)
-    let thread = IOThread(name: "SharedMirror.Broker") { [self] in
+    let thread = IOThread(name: "sm-broker") { [self] in
       do {
         let context = try Context()
         defer { context.terminate() }

@@ -9,10 +9,12 @@ func now() -> UInt64 {
   return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }
 
-/// Busy-waits: `Task.sleep` is far coarser than the pacing the latency runs need.
+/// Sleeps the thread (`Task.sleep` is far coarser than the pacing the latency runs need). It does
+/// not spin: a spinning writer would take one of the two cores away from the path it measures.
 func pause(microseconds: UInt64) {
-  let end = now() + microseconds * 1_000
-  while now() < end {}
+  var request = timespec(tv_sec: 0, tv_nsec: Int(microseconds * 1_000))
+  var remaining = timespec()
+  while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
 }
 
 func percentile(_ samples: [Double], _ p: Double) -> Double {
