@@ -95,6 +95,7 @@ public final class BrokerClient: Sendable {
   private let wakeUp: WakeUpSignal?
   private let progress = AsyncSignal()
   private let thread = Mutex<IOThread?>(nil)
+  private let loop: ClientLoop
 
   struct SharedState {
     var channels: [String: any BrokerChannel] = [:]
@@ -129,7 +130,9 @@ public final class BrokerClient: Sendable {
     self.configuration = configuration
     self.logger = logger
     wakeUp = try? WakeUpSignal()
-    let loop = ClientLoop(client: self)
+    let loop = ClientLoop(endpoint: endpoint, id: id, configuration: configuration, logger: logger)
+    self.loop = loop
+    loop.client = self
     thread.withLock { $0 = IOThread(name: "sm-client") { loop.run() } }
   }
 
@@ -242,7 +245,7 @@ public final class BrokerClient: Sendable {
 
   /// A reference's mutation is waiting to be sent.
   func writesPending() {
-    wakeUp?.signal()
+    if !loop.flushFromWriter() { wakeUp?.signal() }
   }
 
   /// Asks for a fresh snapshot of `key` and waits for it.

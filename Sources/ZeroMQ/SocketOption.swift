@@ -34,6 +34,9 @@ extension SocketOption where Value == Int32 {
   public static var sendTimeout: Self { Self(code: ZMQ_SNDTIMEO) }
   /// Readiness flags (read-only): 1 readable, 2 writable.
   public static var events: Self { Self(code: ZMQ_EVENTS) }
+  /// A descriptor that turns readable when ``events`` may have changed (read-only): poll it
+  /// instead of the socket, then read ``events``; a send or receive on the socket can clear it.
+  public static var fileDescriptor: Self { Self(code: ZMQ_FD) }
 }
 
 extension SocketOption where Value == Int64 {

@@ -2,7 +2,13 @@ import Foundation
 internal import Logging
 internal import ZeroMQ
 
-/// The body of a ``BrokerClient``'s I/O thread: the only code that touches its sockets.
+/// The body of a ``BrokerClient``'s I/O thread, which owns its sockets.
+///
+/// The one exception: a writer's thread that finds the I/O thread idle in `poll` sends its write
+/// itself (``flushFromWriter()``), which saves a thread wake-up on every write's way out. Both
+/// hold `turn` while they touch the sockets or the state below, and the I/O thread polls the
+/// DEALER through its `ZMQ_FD` rather than as a socket, so it is never inside libzmq with it
+/// while a writer is.
 ///
 /// Per key it walks `probing → snapshotting → synced`: first it proves its subscription to the
 /// key's topic is in effect (`SYNC`, answered on the PUB socket by `SYNCED`), then asks for a
@@ -20,13 +26,16 @@ final class ClientLoop: @unchecked Sendable {
   /// loopback, and each retry doubles up to the heartbeat interval.
   private static let firstRetry = Duration.milliseconds(1)
 
-  private weak var client: BrokerClient?
+  /// Set once, before the I/O thread starts.
+  weak var client: BrokerClient?
   private let endpoint: String
   private let id: String
   private let configuration: BrokerClient.Configuration
   private let logger: Logger
 
-  // Owned by the I/O thread.
+  /// Held by whichever thread touches the sockets or the state below.
+  private let turn = NSLock()
+  private var socketsOpen = false
   private var dealer: Socket!
   private var subscriber: Socket!
   private var brokerInstance: String?
@@ -45,15 +54,29 @@ final class ClientLoop: @unchecked Sendable {
   /// rather than a broker restarting mid-handshake.
   private var closedHandshakes = 0
 
-  init(client: BrokerClient) {
-    self.client = client
-    endpoint = client.endpoint
-    id = client.id
-    configuration = client.configuration
-    logger = client.logger
+  init(endpoint: String, id: String, configuration: BrokerClient.Configuration, logger: Logger) {
+    self.endpoint = endpoint
+    self.id = id
+    self.configuration = configuration
+    self.logger = logger
+  }
+
+  /// Sends the writes waiting to go out from the caller's thread, if the I/O thread is idle;
+  /// returns `false` when it is busy (it flushes writes on every turn anyway).
+  func flushFromWriter() -> Bool {
+    guard turn.try() else { return false }
+    defer { turn.unlock() }
+    guard socketsOpen, let client else { return true }
+    flushWrites(client)
+    // A send processes libzmq's pending commands, which may clear the DEALER's ZMQ_FD while a
+    // reply waits: the I/O thread would sleep through it, so it is woken to read it.
+    if dealerReadable { client.wakeUpSignal?.signal() }
+    return true
   }
 
   func run() {
+    turn.lock()
+    defer { turn.unlock() }
     guard let wakeUp = client?.wakeUpSignal else { return }
     do {
       let context = try Context()
@@ -76,23 +99,28 @@ final class ClientLoop: @unchecked Sendable {
       let monitor = try SocketMonitor(watching: dealer, context: context)
       defer { monitor.close() }
       try dealer.connect(endpoint)
+      socketsOpen = true
+      defer { socketsOpen = false }
       // Handshake events matter only while not connected; leaving the monitor out of the poll
       // otherwise saves a socket check on every update.
       var connectedPoller = Poller()
-      let dealerIndex = try connectedPoller.add(dealer)
+      let dealerIndex = connectedPoller.add(fileDescriptor: try dealer.get(.fileDescriptor))
       let subscriberIndex = try connectedPoller.add(subscriber)
       let wakeIndex = connectedPoller.add(fileDescriptor: wakeUp.fileDescriptor)
       var connectingPoller = connectedPoller
       let monitorIndex = try connectingPoller.add(monitor.socket)
       while true {
-        let timeout = nextDeadline() - .now
-        let ready =
+        // The DEALER is polled by its ZMQ_FD, which only says "look": a reply already queued
+        // (seen after a send) must not wait for the next wake-up.
+        let timeout = dealerReadable ? .zero : nextDeadline() - .now
+        let ready = try withoutTurn {
           connected ? try connectedPoller.poll(timeout: timeout) : try connectingPoller.poll(timeout: timeout)
+        }
         guard let client, !client.isClosed else { return }
         if ready.contains(wakeIndex) { wakeUp.clear() }
         takeRequests(from: client)
         if ready.contains(monitorIndex) { drainEvents(monitor, client) }
-        if ready.contains(dealerIndex) { drainReplies(client) }
+        if ready.contains(dealerIndex) || timeout == .zero { drainReplies(client) }
         if ready.contains(subscriberIndex) { drainPublished(client) }
         tick(client)
         flushWrites(client)
@@ -102,6 +130,17 @@ final class ClientLoop: @unchecked Sendable {
     } catch {
       logger.error("Broker client stopped", metadata: ["error": "\(error)"])
     }
+  }
+
+  /// Lets writers in while the I/O thread waits.
+  private func withoutTurn<R>(_ body: () throws -> R) rethrows -> R {
+    turn.unlock()
+    defer { turn.lock() }
+    return try body()
+  }
+
+  private var dealerReadable: Bool {
+    ((try? dealer.get(.events)) ?? 0) & 1 != 0
   }
 
   private func secure(_ socket: Socket) throws {
