@@ -46,6 +46,9 @@ final class ClientLoop: @unchecked Sendable {
   /// While not connected, HELLO is retried quickly at first, then at the heartbeat interval.
   private var helloBackoff = ClientLoop.firstRetry
   private var phases: [String: KeyPhase] = [:]
+  /// The client's channels, copied as keys are added, so an update or a write does not have to
+  /// take the client's lock to find its channel.
+  private var channels: [String: any BrokerChannel] = [:]
   /// Per key, the ids of the writes awaiting an answer, oldest first.
   private var inFlight: [String: [UInt64]] = [:]
   private var retryAfter: [String: ContinuousClock.Instant] = [:]
@@ -250,7 +253,10 @@ final class ClientLoop: @unchecked Sendable {
 
   private func takeRequests(from client: BrokerClient) {
     let (added, resync) = client.takeRequests()
-    for key in added where phases[key] == nil {
+    for key in added {
+      // A key re-added with another value type has a new channel.
+      channels[key] = client.channel(key)
+      guard phases[key] == nil else { continue }
       try? subscriber.set(.subscribe, Array(key.utf8))
       phases[key] = .probing(next: .now, backoff: Self.firstRetry)
     }
@@ -287,27 +293,27 @@ final class ClientLoop: @unchecked Sendable {
         send(.hello(client: id))
       }
     case let .snapshot(key, version, lastWrite, value):
-      guard let channel = client.channel(key) else { return }
+      guard let channel = channels[key] else { return }
       channel.receiveState(version: version, lastWrite: lastWrite, value: value)
       if case .snapshotting = phases[key] { phases[key] = .synced }
       inFlight[key] = nil
       updateState(client)
     case let .ack(key, write, version):
       guard settle(key, through: write) else { return }
-      client.channel(key)?.receiveAck(write: write, version: version)
+      channels[key]?.receiveAck(write: write, version: version)
       client.progressed()
     case let .reject(key, write, version, lastWrite, value):
       // The writes behind it are doomed (each is chained to it): their answers are ignored.
       guard inFlight[key]?.contains(write) == true else { return }
       inFlight[key] = nil
-      client.channel(key)?.receiveState(version: version, lastWrite: lastWrite, value: value)
+      channels[key]?.receiveState(version: version, lastWrite: lastWrite, value: value)
       client.progressed()
     case let .error(code, message, key, write):
       logger.error("The broker refused a request", metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
       guard let key, let write, inFlight[key]?.contains(write) == true else { return }
       inFlight[key] = nil
       retryAfter[key] = .now + interval
-      client.channel(key)?.writeFailed(BrokerWriteError(code: code, message: message))
+      channels[key]?.writeFailed(BrokerWriteError(code: code, message: message))
       client.progressed()
     case .hello, .ping, .sync, .get, .write, .update, .synced:
       logger.warning("Ignored a request sent to a client")
@@ -352,7 +358,7 @@ final class ClientLoop: @unchecked Sendable {
       do {
         switch try BrokerMessage(published: frames) {
         case let .update(key, version, writer, write, value):
-          guard let channel = client.channel(key) else { continue }
+          guard let channel = channels[key] else { continue }
           let fromThisClient = writer == id
           if fromThisClient { settle(key, through: write) }
           let gap = channel.receiveUpdate(
@@ -386,7 +392,7 @@ final class ClientLoop: @unchecked Sendable {
   private func flushWrites(_ client: BrokerClient) {
     guard connected else { return }
     let now = ContinuousClock.now
-    for channel in client.channels where channel.hasUnconfirmedWrites {
+    for channel in channels.values where channel.hasUnconfirmedWrites {
       let key = channel.key
       guard case .synced = phases[key],
         inFlight[key, default: []].count < configuration.maxWritesInFlight
