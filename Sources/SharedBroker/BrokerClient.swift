@@ -30,6 +30,8 @@ public final class BrokerClient: Sendable {
     public var subscriberHighWaterMark: Int32
     /// How many writes per key may await the broker's answer at once. Pipelining lets a fast
     /// writer publish every step instead of one batch per round trip; 1 sends one at a time.
+    /// A rejected write (another client got in first) narrows a key's window to 1 and each
+    /// applied one widens it by one, so contended keys batch instead of resending long chains.
     public var maxWritesInFlight: Int
 
     /// CURVE keys: the broker's public key and this client's key pair; `nil` for plain text.

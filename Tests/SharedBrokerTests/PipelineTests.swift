@@ -97,10 +97,16 @@ struct PipelineTests {
     broker.reply(rejected(second.id))
     let rebased = try #require(await writes.next())
     #expect((rebased.base, rebased.value, rebased.after) == (2, "13", nil))
+    // The rejection narrowed the window to 1: this mutation is not chained behind the rebased
+    // write but sent once the broker applied it.
+    count.withLock { $0 += 1 }
     broker.reply(.ack(key: "count", write: rebased.id, version: 3))
+    let next = try #require(await writes.next())
+    #expect((next.base, next.value, next.after) == (3, "14", nil))
+    broker.reply(.ack(key: "count", write: next.id, version: 4))
     try await client.waitUntilConfirmed()
-    #expect(count.wrappedValue == 13)
+    #expect(count.wrappedValue == 14)
     let sent = broker.requests.filter { if case .write = $0 { true } else { false } }
-    #expect(sent.count == 3)
+    #expect(sent.count == 4)
   }
 }

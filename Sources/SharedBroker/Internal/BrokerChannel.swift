@@ -14,8 +14,12 @@ protocol BrokerChannel: AnyObject, Sendable {
   func receiveAck(write: UInt64, version: UInt64)
   /// The broker's current state (a snapshot, or the answer to a rejected write).
   func receiveState(version: UInt64, lastWrite: UInt64, value: Data)
-  /// An update from the PUB socket; returns whether versions were skipped (a gap).
+  /// An update from the PUB socket; returns whether versions were skipped (a gap). Its value is
+  /// decoded and shown to observers by ``deliverUpdates()``, or sooner if someone reads it.
   func receiveUpdate(version: UInt64, fromThisClient: Bool, write: UInt64, value: Data) -> Bool
+  /// Applies the updates received since the last call and tells observers, once: the I/O thread
+  /// calls it after each batch it read, so a burst costs one decode and one notification.
+  func deliverUpdates()
   /// Forgets being in sync until the next snapshot (an explicit reload).
   func markStale()
   /// The broker refused a write (storage failure, too large); it will be retried.

@@ -14,6 +14,11 @@ internal import Sharing
 /// Writes are pipelined: a new write goes out while earlier ones are in flight, chained to the
 /// previous one (`after`), so the broker applies it only on top of that write. A rejection
 /// therefore dooms the rest of the chain, and the rebase resends everything at once.
+///
+/// Other processes' updates are applied lazily: each one only records its bytes, and the decode
+/// and rebase happen once per batch the I/O thread reads (``deliverUpdates()``), or when the
+/// value is read first. Under a burst, a reader decodes the newest value instead of every one,
+/// and a writer with many pending mutations rebases once instead of once per update.
 final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableReference,
   BrokerChannel, @unchecked Sendable
 {
@@ -44,6 +49,12 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   // Guarded by `lock`.
   private var confirmed: Value
   private var confirmedVersion: UInt64 = 0
+  /// The bytes of a confirmed value newer than `confirmed`, not decoded yet.
+  private var undecoded: Data?
+  /// `local` is stale: confirmed changed under the pending mutations.
+  private var needsRebase = false
+  /// `local` changed (while being brought up to date) without observers being told.
+  private var unnotified = false
   private var local: Value
   private var pending: [Pending] = []
   private var nextSequence: UInt64 = 1
@@ -74,9 +85,19 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     return liveValue
   }
 
-  var liveValue: Value { lock.withLock { local } }
+  var liveValue: Value {
+    lock.withLock {
+      catchUp()
+      return local
+    }
+  }
   var isLoading: Bool { lock.withLock { !synced } }
-  var loadError: (any Error)? { lock.withLock { lastLoadError } }
+  var loadError: (any Error)? {
+    lock.withLock {
+      catchUp()
+      return lastLoadError
+    }
+  }
   var saveError: (any Error)? { lock.withLock { lastSaveError } }
   var publisher: AnyPublisher<Value, Never> { notifier.publisher }
 
@@ -85,6 +106,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
       return try tracker.updateSnapshot(of: self, live: liveValue, body)
     }
     let result: R = try lock.withLock {
+      catchUp()
       SharedChangeTracker.current?.recordOldValue(local, of: self)
       var value = local
       let result = try body(&value)
@@ -116,6 +138,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
       guard synced, let last = pending.last, last.sequence > sent.last?.coversThrough ?? 0 else {
         return nil
       }
+      catchUp()
       do {
         let data = try encoder.encode(local)
         let previous = sent.last
@@ -141,25 +164,33 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
       sent = []
       synced = true
       if version >= confirmedVersion { accept(version: version, value: value) }
-      return rebase()
+      needsRebase = true
+      catchUp()
+      return unnotified
     }
     if changed { notify() }
   }
 
   func receiveUpdate(version: UInt64, fromThisClient: Bool, write: UInt64, value: Data) -> Bool {
-    var gap = false
-    let changed = lock.withLock {
+    lock.withLock {
       guard version > confirmedVersion else { return false }
-      gap = synced && version > confirmedVersion + 1
+      let gap = synced && version > confirmedVersion + 1
       // Our own write coming back: its value is the one we encoded, no need to decode it (the
       // same assumption `receiveAck` makes), which keeps the writer's CPU free for readers.
-      if fromThisClient, confirmOwn(write: write, version: version) { return false }
+      if fromThisClient, confirmOwn(write: write, version: version) { return gap }
       if fromThisClient { acknowledge(applied: write) }
       accept(version: version, value: value)
-      return rebase()
+      needsRebase = true
+      return gap
+    }
+  }
+
+  func deliverUpdates() {
+    let changed = lock.withLock {
+      catchUp()
+      return unnotified
     }
     if changed { notify() }
-    return gap
   }
 
   func markStale() {
@@ -178,13 +209,25 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   private func accept(version: UInt64, value: Data) {
     confirmedVersion = version
     guard !value.isEmpty else { return }
-    do {
-      confirmed = try decoder.decode(Value.self, from: value)
-      lastLoadError = nil
-    } catch {
-      // Keep the last good value; the next write of ours replaces the bad one.
-      lastLoadError = BrokerValueError(key: key, type: "\(Value.self)", underlying: error)
+    undecoded = value
+  }
+
+  /// Decodes the newest confirmed value and rebases the pending mutations on it, if either is
+  /// due; a changed local value is left for the next notification (`unnotified`).
+  private func catchUp() {
+    if let data = undecoded {
+      undecoded = nil
+      do {
+        confirmed = try decoder.decode(Value.self, from: data)
+        lastLoadError = nil
+      } catch {
+        // Keep the last good value; the next write of ours replaces the bad one.
+        lastLoadError = BrokerValueError(key: key, type: "\(Value.self)", underlying: error)
+      }
     }
+    guard needsRebase else { return }
+    needsRebase = false
+    if rebase() { unnotified = true }
   }
 
   /// The broker applied our write `write` as `version`: its value becomes the confirmed one.
@@ -198,6 +241,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     if version > confirmedVersion {
       confirmed = own.value
       confirmedVersion = version
+      undecoded = nil
       lastLoadError = nil
     }
     lastSaveError = nil
@@ -230,6 +274,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   }
 
   private func notify() {
+    lock.withLock { unnotified = false }
     notifier.notify { liveValue }
   }
 }

@@ -13,8 +13,13 @@ internal import ZeroMQ
 /// Per key it walks `probing → snapshotting → synced`: first it proves its subscription to the
 /// key's topic is in effect (`SYNC`, answered on the PUB socket by `SYNCED`), then asks for a
 /// snapshot, so no update can fall between the snapshot and the stream. Only synced keys send
-/// writes: up to ``BrokerClient/Configuration/maxWritesInFlight`` pipelined compare-and-sets per
-/// key, each chained to the previous one.
+/// writes: a window of pipelined compare-and-sets per key, each chained to the previous one.
+///
+/// The window works like TCP's congestion window. It starts at
+/// ``BrokerClient/Configuration/maxWritesInFlight``, falls to 1 when the broker rejects a write
+/// (another client wrote the key first, and the rest of the chain is doomed with it), and grows
+/// by one with every applied write. A contended key thus sends one batched write per round trip, where
+/// a long chain would be rejected again and again, and an uncontended one pipelines.
 final class ClientLoop: @unchecked Sendable {
   private enum KeyPhase {
     case probing(next: ContinuousClock.Instant, backoff: Duration)
@@ -52,6 +57,8 @@ final class ClientLoop: @unchecked Sendable {
   /// Per key, the ids of the writes awaiting an answer, oldest first.
   private var inFlight: [String: [UInt64]] = [:]
   private var retryAfter: [String: ContinuousClock.Instant] = [:]
+  /// Per key, how many writes may be in flight (absent: the maximum).
+  private var window: [String: Int] = [:]
   private var nextWriteID: UInt64 = 1
   /// Handshakes in a row that the broker cut short; a few in a row mean a wrong server key
   /// rather than a broker restarting mid-handshake.
@@ -306,6 +313,7 @@ final class ClientLoop: @unchecked Sendable {
       // The writes behind it are doomed (each is chained to it): their answers are ignored.
       guard inFlight[key]?.contains(write) == true else { return }
       inFlight[key] = nil
+      window[key] = 1
       channels[key]?.receiveState(version: version, lastWrite: lastWrite, value: value)
       client.progressed()
     case let .error(code, message, key, write):
@@ -353,6 +361,12 @@ final class ClientLoop: @unchecked Sendable {
   // MARK: - Published messages
 
   private func drainPublished(_ client: BrokerClient) {
+    // The keys updated in this batch: each decodes and notifies once, after it.
+    var updated: [String: any BrokerChannel] = [:]
+    defer {
+      for channel in updated.values { channel.deliverUpdates() }
+      if !updated.isEmpty { client.progressed() }
+    }
     for _ in 0..<10_000 {
       guard let frames = try? subscriber.receive(dontWait: true) else { return }
       do {
@@ -368,7 +382,7 @@ final class ClientLoop: @unchecked Sendable {
             logger.debug("Missed updates, resyncing", metadata: ["key": "\(key)"])
             requestSnapshot(key)
           }
-          client.progressed()
+          updated[key] = channel
         case let .synced(key, requester):
           guard requester == id, case .probing = phases[key] else { continue }
           requestSnapshot(key)
@@ -395,7 +409,7 @@ final class ClientLoop: @unchecked Sendable {
     for channel in channels.values where channel.hasUnconfirmedWrites {
       let key = channel.key
       guard case .synced = phases[key],
-        inFlight[key, default: []].count < configuration.maxWritesInFlight
+        inFlight[key, default: []].count < window[key, default: configuration.maxWritesInFlight]
       else { continue }
       if let retry = retryAfter[key] {
         guard now >= retry else { continue }
@@ -412,11 +426,14 @@ final class ClientLoop: @unchecked Sendable {
   }
 
   /// Forgets the in-flight writes up to `write`, which the broker applied (answers come in
-  /// order). Returns whether `write` was in flight.
+  /// order), and widens the key's window. Returns whether `write` was in flight.
   @discardableResult
   private func settle(_ key: String, through write: UInt64) -> Bool {
     guard let index = inFlight[key]?.firstIndex(of: write) else { return false }
     inFlight[key]?.removeFirst(index + 1)
+    if let narrowed = window[key] {
+      window[key] = narrowed + 1 >= configuration.maxWritesInFlight ? nil : narrowed + 1
+    }
     return true
   }
 

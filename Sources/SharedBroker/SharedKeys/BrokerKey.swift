@@ -12,6 +12,10 @@ public import Sharing
 /// Mutations show locally at once and are confirmed by the broker as compare-and-set writes;
 /// concurrent `withLock` mutations from several processes all apply (none is lost). The value
 /// travels as JSON; one that does not decode sets `loadError` and the last good value stays.
+///
+/// Observers hear every update that arrives on its own. A process that falls behind a burst
+/// (several updates of the key waiting at once) jumps to the newest value and tells its
+/// observers once: intermediate values are skipped, never anyone's mutations.
 public struct BrokerKey<Value: Codable & Sendable & Equatable>: SharedKey {
   /// The key's name on the broker.
   public let name: String
