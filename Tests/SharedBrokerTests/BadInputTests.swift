@@ -65,25 +65,19 @@ struct BadInputTests {
   @Test func messagesOverTheTransportLimitDropOnlyTheirSender() async throws {
     let fixture = try BrokerFixture(maxValueSize: 1_000)
     defer { fixture.shutdown() }
-    let honest = fixture.makeClient()
-    let count = await inProcess(honest) { Shared(wrappedValue: 0, .broker("count")) }
-    try await honest.waitUntilConnected()
+    try await withHonestClientAndRawDealer(fixture) { honest, count, flooder in
+      // Far beyond ZMQ_MAXMSGSIZE (value limit + 64 KiB): libzmq drops the sender's connection.
+      try flooder.set(.receiveTimeout, 200)
+      try flooder.connect(fixture.endpoint)
+      let huge = Data(count: 4 << 20)
+      try flooder.send(BrokerMessage.write(client: "f", write: 1, key: "count", base: 0, value: huge).frames)
+      #expect(try flooder.receive() == nil)
 
-    // Far beyond ZMQ_MAXMSGSIZE (value limit + 64 KiB): libzmq drops the sender's connection.
-    let context = try Context()
-    defer { context.terminate() }
-    let flooder = try Socket(context: context, type: .dealer)
-    defer { flooder.close() }
-    try flooder.set(.receiveTimeout, 200)
-    try flooder.connect(fixture.endpoint)
-    let huge = Data(count: 4 << 20)
-    try flooder.send(BrokerMessage.write(client: "f", write: 1, key: "count", base: 0, value: huge).frames)
-    #expect(try flooder.receive() == nil)
-
-    count.withLock { $0 += 1 }
-    try await honest.waitUntilConfirmed()
-    #expect(count.wrappedValue == 1)
-    #expect(fixture.server?.statistics.writesApplied == 1)
+      count.withLock { $0 += 1 }
+      try await honest.waitUntilConfirmed()
+      #expect(count.wrappedValue == 1)
+      #expect(fixture.server?.statistics.writesApplied == 1)
+    }
   }
 
   /// The ROUTER takes one message from each connection in turn and queues at most a bounded
@@ -92,25 +86,35 @@ struct BadInputTests {
   @Test func aFloodFromOneClientDoesNotStarveTheOthers() async throws {
     let fixture = try BrokerFixture()
     defer { fixture.shutdown() }
+    try await withHonestClientAndRawDealer(fixture) { honest, count, flooder in
+      try flooder.set(.sendHighWaterMark, 0)
+      try flooder.connect(fixture.endpoint)
+      let request = BrokerMessage.get(client: "flooder", key: "count").frames
+      for _ in 0..<200_000 { _ = try flooder.send(request, dontWait: true) }
+
+      for _ in 0..<100 { count.withLock { $0 += 1 } }
+      try await honest.waitUntilConfirmed()
+      let handled = fixture.server?.statistics.requests ?? 0
+      print("flood: honest writes confirmed after the broker had handled \(handled) requests of 200,000+")
+      #expect(count.wrappedValue == 100)
+      #expect(fixture.server?.statistics.writesApplied ?? 0 >= 1)
+    }
+  }
+
+  /// An honest client sharing `count` through `fixture`, and a raw DEALER (not connected yet,
+  /// so the test can set its options first) to misbehave with.
+  private func withHonestClientAndRawDealer(
+    _ fixture: BrokerFixture,
+    _ body: (_ honest: BrokerClient, _ count: Shared<Int>, _ dealer: Socket) async throws -> Void
+  ) async throws {
     let honest = fixture.makeClient()
     let count = await inProcess(honest) { Shared(wrappedValue: 0, .broker("count")) }
     try await honest.waitUntilConnected()
-
     let context = try Context()
     defer { context.terminate() }
-    let flooder = try Socket(context: context, type: .dealer)
-    defer { flooder.close() }
-    try flooder.set(.sendHighWaterMark, 0)
-    try flooder.connect(fixture.endpoint)
-    let request = BrokerMessage.get(client: "flooder", key: "count").frames
-    for _ in 0..<200_000 { _ = try flooder.send(request, dontWait: true) }
-
-    for _ in 0..<100 { count.withLock { $0 += 1 } }
-    try await honest.waitUntilConfirmed()
-    let handled = fixture.server?.statistics.requests ?? 0
-    print("flood: honest writes confirmed after the broker had handled \(handled) requests of 200,000+")
-    #expect(count.wrappedValue == 100)
-    #expect(fixture.server?.statistics.writesApplied ?? 0 >= 1)
+    let dealer = try Socket(context: context, type: .dealer)
+    defer { dealer.close() }
+    try await body(honest, count, dealer)
   }
 
   @Test func frameCodecRoundTrips() throws {

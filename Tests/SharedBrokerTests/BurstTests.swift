@@ -1,7 +1,6 @@
 import Foundation
 import SharedBroker
 import Sharing
-import Synchronization
 import Testing
 
 /// Updates that arrive faster than a process applies them: observers may skip intermediate
@@ -9,25 +8,9 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct BurstTests {
   @Test func aBurstEndsAtTheNewestValueWithoutSteppingBack() async throws {
-    let publisherEndpoint = Mutex("")
-    let broker = try FakeBroker { request in
-      switch request {
-      case .hello: [.welcome(instance: "fake", publisher: publisherEndpoint.withLock { $0 })]
-      case .ping: [.pong(instance: "fake")]
-      case let .sync(client, key): [.synced(key: key, client: client)]
-      case let .get(_, key): [.snapshot(key: key, version: 1, lastWrite: 0, value: Data("0".utf8))]
-      default: []  // Writes wait for the test's answer.
-      }
-    }
-    publisherEndpoint.withLock { $0 = broker.publisherEndpoint }
+    let broker = try FakeBroker.holdingWrites()
     defer { broker.stop() }
-    var writes = broker.requestStream.compactMap { request in
-      if case let .write(_, id, _, base, value, _) = request {
-        (id: id, base: base, value: String(decoding: value, as: UTF8.self))
-      } else {
-        nil
-      }
-    }.makeAsyncIterator()
+    var writes = broker.writes
 
     let client = BrokerClient(endpoint: broker.endpoint)
     defer { client.close() }

@@ -2,7 +2,6 @@ import Foundation
 import SharedBroker
 import SharedBrokerTesting
 import Sharing
-import Synchronization
 import Testing
 
 /// Pipelined writes: several compare-and-sets per key in flight, each chained to the previous
@@ -54,25 +53,9 @@ struct PipelineTests {
   }
 
   @Test func aWriterPipelinesAndARejectionResendsEverythingOnce() async throws {
-    let publisherEndpoint = Mutex("")
-    let broker = try FakeBroker { request in
-      switch request {
-      case .hello: [.welcome(instance: "fake", publisher: publisherEndpoint.withLock { $0 })]
-      case .ping: [.pong(instance: "fake")]
-      case let .sync(client, key): [.synced(key: key, client: client)]
-      case let .get(_, key): [.snapshot(key: key, version: 1, lastWrite: 0, value: Data("0".utf8))]
-      default: []  // Writes wait for the test's answer.
-      }
-    }
-    publisherEndpoint.withLock { $0 = broker.publisherEndpoint }
+    let broker = try FakeBroker.holdingWrites()
     defer { broker.stop() }
-    var writes = broker.requestStream.compactMap { request in
-      if case let .write(_, id, _, base, value, after) = request {
-        (id: id, base: base, value: String(decoding: value, as: UTF8.self), after: after)
-      } else {
-        nil
-      }
-    }.makeAsyncIterator()
+    var writes = broker.writes
 
     let client = BrokerClient(endpoint: broker.endpoint, configuration: .init(maxWritesInFlight: 2))
     defer { client.close() }

@@ -106,3 +106,41 @@ final class FakeBroker: @unchecked Sendable {
     }
   }
 }
+
+/// A write a ``FakeBroker`` received, with its value as text.
+struct HeldWrite: Sendable {
+  let id: UInt64
+  let base: UInt64
+  let value: String
+  let after: UInt64?
+}
+
+extension FakeBroker {
+  /// A broker that welcomes clients, syncs every key and snapshots it at version 1 with the
+  /// value `0`, but leaves writes unanswered for the test to answer (``reply(_:)``).
+  static func holdingWrites() throws -> FakeBroker {
+    let publisherEndpoint = Mutex("")
+    let broker = try FakeBroker { request in
+      switch request {
+      case .hello: [.welcome(instance: "fake", publisher: publisherEndpoint.withLock { $0 })]
+      case .ping: [.pong(instance: "fake")]
+      case let .sync(client, key): [.synced(key: key, client: client)]
+      case let .get(_, key): [.snapshot(key: key, version: 1, lastWrite: 0, value: Data("0".utf8))]
+      default: []
+      }
+    }
+    publisherEndpoint.withLock { $0 = broker.publisherEndpoint }
+    return broker
+  }
+
+  /// The writes received from now on, in order.
+  var writes: AsyncCompactMapSequence<AsyncStream<BrokerMessage>, HeldWrite>.Iterator {
+    requestStream.compactMap { request in
+      if case let .write(_, id, _, base, value, after) = request {
+        HeldWrite(id: id, base: base, value: String(decoding: value, as: UTF8.self), after: after)
+      } else {
+        nil
+      }
+    }.makeAsyncIterator()
+  }
+}
