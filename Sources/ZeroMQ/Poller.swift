@@ -1,6 +1,8 @@
 internal import CZeroMQ
+import Glibc
 
-/// Waits until any of several sockets (or plain file descriptors) is readable: `zmq_poll`.
+/// Waits until any of several sockets (or plain file descriptors) is readable: `zmq_poll`, or
+/// `poll(2)` when all are descriptors (sockets can be polled by their ``SocketOption/fileDescriptor``).
 ///
 /// ```swift
 /// var poller = Poller()
@@ -46,11 +48,22 @@ public struct Poller {
       let (seconds, attoseconds) = duration.components
       return max(0, Int(seconds) * 1_000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
     } ?? -1
+    if items.allSatisfy({ $0.socket == nil }) { return pollDescriptors(milliseconds) }
     let count = items.count
     let ready = try items.withUnsafeMutableBufferPointer { buffer in
       try zmqCall("zmq_poll") { zmq_poll(buffer.baseAddress, Int32(count), milliseconds) }
     }
     guard (ready ?? 0) > 0 else { return [] }
     return Set(items.indices.filter { items[$0].revents & Int16(ZMQ_POLLIN) != 0 })
+  }
+
+  /// Descriptors only: one `poll(2)`, where `zmq_poll` always makes a non-blocking pass first.
+  /// An interrupted wait returns no items, as a timeout does.
+  private func pollDescriptors(_ milliseconds: Int) -> Set<Int> {
+    var descriptors = items.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+    guard Glibc.poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: milliseconds)) > 0 else {
+      return []
+    }
+    return Set(descriptors.indices.filter { descriptors[$0].revents & Int16(POLLIN) != 0 })
   }
 }

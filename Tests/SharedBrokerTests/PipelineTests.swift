@@ -92,4 +92,27 @@ struct PipelineTests {
     let sent = broker.requests.filter { if case .write = $0 { true } else { false } }
     #expect(sent.count == 4)
   }
+
+  /// A second answer to a GET the client sent twice (the first was slow) arrives after writes
+  /// went out again: it must not make the client forget them, or their mutations would be
+  /// applied again on top of the value that already has them.
+  @Test func aLateDuplicateSnapshotDoesNotResendConfirmedMutations() async throws {
+    let broker = try FakeBroker.holdingWrites()
+    defer { broker.stop() }
+    var writes = broker.writes
+    let client = BrokerClient(endpoint: broker.endpoint)
+    defer { client.close() }
+    let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
+    try await client.waitUntilConnected()
+
+    count.withLock { $0 += 1 }
+    let write = try #require(await writes.next())
+    #expect((write.base, write.value) == (1, "1"))
+    // The stale snapshot, then (on the same socket, so in this order) the write's ACK.
+    broker.reply(.snapshot(key: "count", version: 1, lastWrite: 0, value: Data("0".utf8)))
+    broker.reply(.ack(key: "count", write: write.id, version: 2))
+    try await client.waitUntilConfirmed(timeout: .seconds(10))
+    #expect(count.wrappedValue == 1)
+    #expect(broker.requests.filter { if case .write = $0 { true } else { false } }.count == 1)
+  }
 }

@@ -41,6 +41,10 @@ final class ClientLoop: @unchecked Sendable {
   /// Held by whichever thread touches the sockets or the state below.
   private let turn = NSLock()
   private var socketsOpen = false
+  /// A call may have taken in the socket's pending commands without draining it (see `run`).
+  private var dealerTouched = false
+  private var subscriberTouched = false
+  private var monitorTouched = false
   private var dealer: Socket!
   private var subscriber: Socket!
   private var brokerInstance: String?
@@ -80,7 +84,7 @@ final class ClientLoop: @unchecked Sendable {
     flushWrites(client)
     // A send processes libzmq's pending commands, which may clear the DEALER's ZMQ_FD while a
     // reply waits: the I/O thread would sleep through it, so it is woken to read it.
-    if dealerReadable { client.wakeUpSignal?.signal() }
+    if Self.hasInput(dealer) { client.wakeUpSignal?.signal() }
     return true
   }
 
@@ -111,27 +115,35 @@ final class ClientLoop: @unchecked Sendable {
       try dealer.connect(endpoint)
       socketsOpen = true
       defer { socketsOpen = false }
-      // Handshake events matter only while not connected; leaving the monitor out of the poll
-      // otherwise saves a socket check on every update.
+      // Every socket is polled by its ZMQ_FD (a plain descriptor, one `poll` per wake-up where
+      // `zmq_poll` makes two and asks each socket for its events). The descriptor only says
+      // "look", and only for commands nobody took in yet: after a call of ours that may have
+      // taken some in (a send, a subscription, a drain cut short), the socket is asked itself
+      // before sleeping. Handshake events matter only while not connected, so the monitor is
+      // polled only then.
       var connectedPoller = Poller()
       let dealerIndex = connectedPoller.add(fileDescriptor: try dealer.get(.fileDescriptor))
-      let subscriberIndex = try connectedPoller.add(subscriber)
+      let subscriberIndex = connectedPoller.add(fileDescriptor: try subscriber.get(.fileDescriptor))
       let wakeIndex = connectedPoller.add(fileDescriptor: wakeUp.fileDescriptor)
       var connectingPoller = connectedPoller
-      let monitorIndex = try connectingPoller.add(monitor.socket)
+      let monitorIndex = connectingPoller.add(fileDescriptor: try monitor.socket.get(.fileDescriptor))
+      (dealerTouched, subscriberTouched, monitorTouched) = (true, true, true)
       while true {
-        // The DEALER is polled by its ZMQ_FD, which only says "look": a reply already queued
-        // (seen after a send) must not wait for the next wake-up.
-        let timeout = dealerReadable ? .zero : nextDeadline() - .now
+        let dealerWaiting = dealerTouched && Self.hasInput(dealer)
+        let subscriberWaiting = subscriberTouched && Self.hasInput(subscriber)
+        let monitorWaiting = !connected && monitorTouched && Self.hasInput(monitor.socket)
+        (dealerTouched, subscriberTouched) = (false, false)
+        if !connected { monitorTouched = false }
+        let timeout = dealerWaiting || subscriberWaiting || monitorWaiting ? .zero : nextDeadline() - .now
         let ready = try withoutTurn {
           connected ? try connectedPoller.poll(timeout: timeout) : try connectingPoller.poll(timeout: timeout)
         }
         guard let client, !client.isClosed else { return }
         if ready.contains(wakeIndex) { wakeUp.clear() }
         takeRequests(from: client)
-        if ready.contains(monitorIndex) { drainEvents(monitor, client) }
-        if ready.contains(dealerIndex) || timeout == .zero { drainReplies(client) }
-        if ready.contains(subscriberIndex) { drainPublished(client) }
+        if ready.contains(monitorIndex) || monitorWaiting { drainEvents(monitor, client) }
+        if ready.contains(dealerIndex) || dealerWaiting { drainReplies(client) }
+        if ready.contains(subscriberIndex) || subscriberWaiting { drainPublished(client) }
         tick(client)
         flushWrites(client)
       }
@@ -149,8 +161,8 @@ final class ClientLoop: @unchecked Sendable {
     return try body()
   }
 
-  private var dealerReadable: Bool {
-    ((try? dealer.get(.events)) ?? 0) & 1 != 0
+  private static func hasInput(_ socket: Socket) -> Bool {
+    ((try? socket.get(.events)) ?? 0) & 1 != 0
   }
 
   private func secure(_ socket: Socket) throws {
@@ -165,6 +177,7 @@ final class ClientLoop: @unchecked Sendable {
   /// A failed handshake is otherwise invisible (libzmq retries quietly), so it is turned into
   /// the reason a wait for the broker fails.
   private func drainEvents(_ monitor: SocketMonitor, _ client: BrokerClient) {
+    defer { monitorTouched = false }
     while let event = try? monitor.receive() {
       switch event.kind {
       case .handshakeSucceeded:
@@ -265,6 +278,7 @@ final class ClientLoop: @unchecked Sendable {
       channels[key] = client.channel(key)
       guard phases[key] == nil else { continue }
       try? subscriber.set(.subscribe, Array(key.utf8))
+      subscriberTouched = true
       phases[key] = .probing(next: .now, backoff: Self.firstRetry)
     }
     for key in resync where connected {
@@ -277,8 +291,13 @@ final class ClientLoop: @unchecked Sendable {
   // MARK: - Replies
 
   private func drainReplies(_ client: BrokerClient) {
+    // Cut short after a batch (so the rest of the loop runs): more may be waiting.
+    dealerTouched = true
     for _ in 0..<1_000 {
-      guard let frames = try? dealer.receive(dontWait: true) else { return }
+      guard let frames = try? dealer.receive(dontWait: true) else {
+        dealerTouched = false
+        return
+      }
       lastHeard = .now
       do {
         handle(try BrokerMessage(frames: frames), client)
@@ -300,9 +319,13 @@ final class ClientLoop: @unchecked Sendable {
         send(.hello(client: id))
       }
     case let .snapshot(key, version, lastWrite, value):
-      guard let channel = channels[key] else { return }
+      // Only the answer to a GET that is still awaited: no write goes out while one is, so its
+      // lastWrite accounts for every write in flight. A late answer to a GET sent twice (the
+      // first answer was slow) may predate writes sent since; taking it would drop their
+      // mutations from the in-flight set and apply them a second time after the broker has.
+      guard let channel = channels[key], case .snapshotting = phases[key] else { return }
       channel.receiveState(version: version, lastWrite: lastWrite, value: value)
-      if case .snapshotting = phases[key] { phases[key] = .synced }
+      phases[key] = .synced
       inFlight[key] = nil
       updateState(client)
     case let .ack(key, write, version):
@@ -331,6 +354,7 @@ final class ClientLoop: @unchecked Sendable {
   private func connect(instance: String, publisher: String, _ client: BrokerClient) {
     let endpoint = Self.publisherEndpoint(announced: publisher, router: self.endpoint)
     if publisherEndpoint != endpoint {
+      subscriberTouched = true
       if let old = publisherEndpoint { try? subscriber.disconnect(old) }
       do {
         try subscriber.connect(endpoint)
@@ -367,8 +391,12 @@ final class ClientLoop: @unchecked Sendable {
       for channel in updated.values { channel.deliverUpdates() }
       if !updated.isEmpty { client.progressed() }
     }
+    subscriberTouched = true
     for _ in 0..<10_000 {
-      guard let frames = try? subscriber.receive(dontWait: true) else { return }
+      guard let frames = try? subscriber.receive(dontWait: true) else {
+        subscriberTouched = false
+        return
+      }
       do {
         switch try BrokerMessage(published: frames) {
         case let .update(key, version, writer, write, value):
@@ -438,6 +466,7 @@ final class ClientLoop: @unchecked Sendable {
   }
 
   private func send(_ message: BrokerMessage) {
+    dealerTouched = true
     do {
       try dealer.send(message.frames, dontWait: true)
     } catch {
