@@ -53,66 +53,53 @@ struct PipelineTests {
   }
 
   @Test func aWriterPipelinesAndARejectionResendsEverythingOnce() async throws {
-    let broker = try FakeBroker.holdingWrites()
-    defer { broker.stop() }
-    var writes = broker.writes
+    try await withHeldWritesClient(configuration: .init(maxWritesInFlight: 2)) { broker, client, count, writes in
+      count.withLock { $0 += 1 }
+      let first = try #require(await writes.next())
+      #expect((first.base, first.value, first.after) == (1, "1", nil))
+      count.withLock { $0 += 1 }
+      let second = try #require(await writes.next())
+      #expect((second.base, second.value, second.after) == (2, "2", first.id))
+      // The window is full: this one waits for an answer.
+      count.withLock { $0 += 1 }
+      #expect(count.wrappedValue == 3)
 
-    let client = BrokerClient(endpoint: broker.endpoint, configuration: .init(maxWritesInFlight: 2))
-    defer { client.close() }
-    let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
-    try await client.waitUntilConnected()
-
-    count.withLock { $0 += 1 }
-    let first = try #require(await writes.next())
-    #expect((first.base, first.value, first.after) == (1, "1", nil))
-    count.withLock { $0 += 1 }
-    let second = try #require(await writes.next())
-    #expect((second.base, second.value, second.after) == (2, "2", first.id))
-    // The window is full: this one waits for an answer.
-    count.withLock { $0 += 1 }
-    #expect(count.wrappedValue == 3)
-
-    // Another process had written 10 first: both writes fail, the chain's second with it.
-    let rejected = { (id: UInt64) in
-      BrokerMessage.reject(key: "count", write: id, version: 2, lastWrite: 0, value: Data("10".utf8))
+      // Another process had written 10 first: both writes fail, the chain's second with it.
+      let rejected = { (id: UInt64) in
+        BrokerMessage.reject(key: "count", write: id, version: 2, lastWrite: 0, value: Data("10".utf8))
+      }
+      broker.reply(rejected(first.id))
+      broker.reply(rejected(second.id))
+      let rebased = try #require(await writes.next())
+      #expect((rebased.base, rebased.value, rebased.after) == (2, "13", nil))
+      // The rejection narrowed the window to 1: this mutation is not chained behind the rebased
+      // write but sent once the broker applied it.
+      count.withLock { $0 += 1 }
+      broker.reply(.ack(key: "count", write: rebased.id, version: 3))
+      let next = try #require(await writes.next())
+      #expect((next.base, next.value, next.after) == (3, "14", nil))
+      broker.reply(.ack(key: "count", write: next.id, version: 4))
+      try await client.waitUntilConfirmed()
+      #expect(count.wrappedValue == 14)
+      let sent = broker.requests.filter { if case .write = $0 { true } else { false } }
+      #expect(sent.count == 4)
     }
-    broker.reply(rejected(first.id))
-    broker.reply(rejected(second.id))
-    let rebased = try #require(await writes.next())
-    #expect((rebased.base, rebased.value, rebased.after) == (2, "13", nil))
-    // The rejection narrowed the window to 1: this mutation is not chained behind the rebased
-    // write but sent once the broker applied it.
-    count.withLock { $0 += 1 }
-    broker.reply(.ack(key: "count", write: rebased.id, version: 3))
-    let next = try #require(await writes.next())
-    #expect((next.base, next.value, next.after) == (3, "14", nil))
-    broker.reply(.ack(key: "count", write: next.id, version: 4))
-    try await client.waitUntilConfirmed()
-    #expect(count.wrappedValue == 14)
-    let sent = broker.requests.filter { if case .write = $0 { true } else { false } }
-    #expect(sent.count == 4)
   }
 
   /// A second answer to a GET the client sent twice (the first was slow) arrives after writes
   /// went out again: it must not make the client forget them, or their mutations would be
   /// applied again on top of the value that already has them.
   @Test func aLateDuplicateSnapshotDoesNotResendConfirmedMutations() async throws {
-    let broker = try FakeBroker.holdingWrites()
-    defer { broker.stop() }
-    var writes = broker.writes
-    let client = BrokerClient(endpoint: broker.endpoint)
-    defer { client.close() }
-    let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
-    try await client.waitUntilConnected()
-
-    count.withLock { $0 += 1 }
-    let write = try #require(await writes.next())
-    #expect((write.base, write.value) == (1, "1"))
-    // The stale snapshot, then (on the same socket, so in this order) the write's ACK.
-    broker.reply(.snapshot(key: "count", version: 1, lastWrite: 0, value: Data("0".utf8)))
-    broker.reply(.ack(key: "count", write: write.id, version: 2))
-    try await client.waitUntilConfirmed(timeout: .seconds(10))
-    #expect(count.wrappedValue == 1)
-    #expect(broker.requests.filter { if case .write = $0 { true } else { false } }.count == 1)
+    try await withHeldWritesClient { broker, client, count, writes in
+      count.withLock { $0 += 1 }
+      let write = try #require(await writes.next())
+      #expect((write.base, write.value) == (1, "1"))
+      // The stale snapshot, then (on the same socket, so in this order) the write's ACK.
+      broker.reply(.snapshot(key: "count", version: 1, lastWrite: 0, value: Data("0".utf8)))
+      broker.reply(.ack(key: "count", write: write.id, version: 2))
+      try await client.waitUntilConfirmed(timeout: .seconds(10))
+      #expect(count.wrappedValue == 1)
+      #expect(broker.requests.filter { if case .write = $0 { true } else { false } }.count == 1)
+    }
   }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SharedBroker
+import Sharing
 import Synchronization
 import ZeroMQ
 
@@ -143,4 +144,23 @@ extension FakeBroker {
       }
     }.makeAsyncIterator()
   }
+}
+
+/// Runs `body` with a ``FakeBroker/holdingWrites()`` broker and a connected, synced client that
+/// shares `count` (0 at version 1), then stops both.
+func withHeldWritesClient(
+  configuration: BrokerClient.Configuration = .init(),
+  _ body: (
+    _ broker: FakeBroker, _ client: BrokerClient, _ count: Shared<Int>,
+    _ writes: inout AsyncCompactMapSequence<AsyncStream<BrokerMessage>, HeldWrite>.Iterator
+  ) async throws -> Void
+) async throws {
+  let broker = try FakeBroker.holdingWrites()
+  defer { broker.stop() }
+  var writes = broker.writes
+  let client = BrokerClient(endpoint: broker.endpoint, configuration: configuration)
+  defer { client.close() }
+  let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
+  try await client.waitUntilConnected()
+  try await body(broker, client, count, &writes)
 }
