@@ -81,10 +81,11 @@ final class ClientLoop: @unchecked Sendable {
     guard turn.try() else { return false }
     defer { turn.unlock() }
     guard socketsOpen, let client else { return true }
+    // The I/O thread cleared this before it went to sleep; a send sets it.
     flushWrites(client)
     // A send processes libzmq's pending commands, which may clear the DEALER's ZMQ_FD while a
     // reply waits: the I/O thread would sleep through it, so it is woken to read it.
-    if Self.hasInput(dealer) { client.wakeUpSignal?.signal() }
+    if dealerTouched, Self.hasInput(dealer) { client.wakeUpSignal?.signal() }
     return true
   }
 
