@@ -181,8 +181,24 @@ public func runCommand(
 
   let argv = ([executable] + arguments).map { strdup($0) } + [nil]
   defer { argv.forEach { free($0) } }
+  // Tests in this process may run a ServiceGroup, which sets SIGTERM, SIGINT and SIGHUP to be
+  // ignored so that it can catch them itself, and ignored signals are inherited: a child (tmux's
+  // server, which stops itself with SIGTERM) would then outlive its test. Children start with
+  // those signals at their defaults and nothing blocked.
+  var attributes = posix_spawnattr_t()
+  posix_spawnattr_init(&attributes)
+  defer { posix_spawnattr_destroy(&attributes) }
+  var defaults = sigset_t()
+  sigemptyset(&defaults)
+  for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+  var unblocked = sigset_t()
+  sigemptyset(&unblocked)
+  posix_spawnattr_setsigdefault(&attributes, &defaults)
+  posix_spawnattr_setsigmask(&attributes, &unblocked)
+  posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
   var pid: pid_t = 0
-  let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+  let spawned = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
   close(writeEnd)
   guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL) }
   let killer = DispatchWorkItem { kill(pid, SIGKILL) }
