@@ -98,6 +98,8 @@ public final class BrokerClient: Sendable {
   private let progress = AsyncSignal()
   private let thread = Mutex<IOThread?>(nil)
   private let loop: ClientLoop
+  /// The I/O thread's name, which also tells `close()` when it runs on that thread.
+  private static let ioThreadName = "sm-client"
 
   struct SharedState {
     var channels: [String: any BrokerChannel] = [:]
@@ -135,7 +137,7 @@ public final class BrokerClient: Sendable {
     let loop = ClientLoop(endpoint: endpoint, id: id, configuration: configuration, logger: logger)
     self.loop = loop
     loop.client = self
-    thread.withLock { $0 = IOThread(name: "sm-client") { loop.run() } }
+    thread.withLock { $0 = IOThread(name: Self.ioThreadName) { loop.run() } }
   }
 
   deinit {
@@ -157,7 +159,7 @@ public final class BrokerClient: Sendable {
       return thread
     }
     // A client released on its own I/O thread cannot wait for itself.
-    if Thread.current.name != "sm-client" { thread?.joinBlocking() }
+    if Thread.current.name != Self.ioThreadName { thread?.joinBlocking() }
   }
 
   // MARK: - State

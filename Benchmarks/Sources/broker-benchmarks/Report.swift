@@ -82,7 +82,8 @@ struct Report {
         + "SharedMirror batches the mutations made while a write is in flight into one "
         + "compare-and-set, and a reader that falls behind a burst jumps to the newest value, "
         + "so subscribers see fewer, larger steps: distinct updates are "
-        + "\(format(ourUpdates / median(raw.map(\.1)), 3))× raw (goal ≥ 0.5×). Per run (noise): "
+        + "\(format(ourUpdates / median(raw.map(\.1)), 3))× raw (goal ≥ 0.5×). "
+        + "Per run (noise): "
         + "\(spread(zip(ours, raw).map { $0.0 / $1.0 }))×.",
     ])
   }

@@ -18,8 +18,8 @@ internal import ZeroMQ
 /// The window works like TCP's congestion window. It starts at
 /// ``BrokerClient/Configuration/maxWritesInFlight``, falls to 1 when the broker rejects a write
 /// (another client wrote the key first, and the rest of the chain is doomed with it), and grows
-/// by one with every applied write. A contended key thus sends one batched write per round trip, where
-/// a long chain would be rejected again and again, and an uncontended one pipelines.
+/// by one with every applied write. A contended key thus sends one batched write per round
+/// trip, where a long chain would be rejected again and again, and an uncontended one pipelines.
 final class ClientLoop: @unchecked Sendable {
   private enum KeyPhase {
     case probing(next: ContinuousClock.Instant, backoff: Duration)
@@ -81,10 +81,10 @@ final class ClientLoop: @unchecked Sendable {
     guard turn.try() else { return false }
     defer { turn.unlock() }
     guard socketsOpen, let client else { return true }
-    // The I/O thread cleared this before it went to sleep; a send sets it.
     flushWrites(client)
     // A send processes libzmq's pending commands, which may clear the DEALER's ZMQ_FD while a
-    // reply waits: the I/O thread would sleep through it, so it is woken to read it.
+    // reply waits: the I/O thread would sleep through it, so it is woken to read it. (The I/O
+    // thread cleared `dealerTouched` before it went to sleep; only a send sets it here.)
     if dealerTouched, Self.hasInput(dealer) { client.wakeUpSignal?.signal() }
     return true
   }
