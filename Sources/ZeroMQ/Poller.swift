@@ -12,7 +12,12 @@ import Glibc
 /// if ready.contains(commands) { ... }
 /// ```
 public struct Poller {
+  /// At most this many items: the result is a 64-bit mask.
+  public static let capacity = 64
+
   private var items: [zmq_pollitem_t] = []
+  /// The same items for `poll(2)`, kept so that a poll of descriptors allocates nothing.
+  private var descriptors: [pollfd] = []
 
   /// Creates an empty poller.
   public init() {}
@@ -23,8 +28,7 @@ public struct Poller {
   /// - Returns: Its index in ``poll(timeout:)``'s result.
   public mutating func add(_ socket: Socket) throws -> Int {
     let handle = try socket.withUnsafeHandle { $0 }
-    items.append(zmq_pollitem_t(socket: handle, fd: -1, events: Int16(ZMQ_POLLIN), revents: 0))
-    return items.count - 1
+    return append(zmq_pollitem_t(socket: handle, fd: -1, events: Int16(ZMQ_POLLIN), revents: 0))
   }
 
   /// Watches a file descriptor (a pipe or eventfd used for wake-ups) for readability.
@@ -32,9 +36,13 @@ public struct Poller {
   /// - Parameter fileDescriptor: The descriptor.
   /// - Returns: Its index in ``poll(timeout:)``'s result.
   public mutating func add(fileDescriptor: Int32) -> Int {
-    items.append(
-      zmq_pollitem_t(socket: nil, fd: fileDescriptor, events: Int16(ZMQ_POLLIN), revents: 0)
-    )
+    append(zmq_pollitem_t(socket: nil, fd: fileDescriptor, events: Int16(ZMQ_POLLIN), revents: 0))
+  }
+
+  private mutating func append(_ item: zmq_pollitem_t) -> Int {
+    precondition(items.count < Self.capacity, "A Poller watches at most \(Self.capacity) items")
+    items.append(item)
+    descriptors.append(pollfd(fd: item.fd, events: Int16(POLLIN), revents: 0))
     return items.count - 1
   }
 
@@ -43,7 +51,7 @@ public struct Poller {
   /// - Parameter timeout: The longest wait; `nil` waits forever.
   /// - Returns: The indices of the readable items (empty on timeout).
   /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
-  public mutating func poll(timeout: Duration?) throws -> Set<Int> {
+  public mutating func poll(timeout: Duration?) throws -> ReadyItems {
     let milliseconds = timeout.map { duration -> Int in
       let (seconds, attoseconds) = duration.components
       return max(0, Int(seconds) * 1_000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
@@ -54,16 +62,49 @@ public struct Poller {
       try zmqCall("zmq_poll") { zmq_poll(buffer.baseAddress, Int32(count), milliseconds) }
     }
     guard (ready ?? 0) > 0 else { return [] }
-    return Set(items.indices.filter { items[$0].revents & Int16(ZMQ_POLLIN) != 0 })
+    return ReadyItems(items.map { $0.revents & Int16(ZMQ_POLLIN) != 0 })
   }
 
   /// Descriptors only: one `poll(2)`, where `zmq_poll` always makes a non-blocking pass first.
   /// An interrupted wait returns no items, as a timeout does.
-  private func pollDescriptors(_ milliseconds: Int) -> Set<Int> {
-    var descriptors = items.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
-    guard Glibc.poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: milliseconds)) > 0 else {
-      return []
+  private mutating func pollDescriptors(_ milliseconds: Int) -> ReadyItems {
+    let count = nfds_t(descriptors.count)
+    guard Glibc.poll(&descriptors, count, Int32(clamping: milliseconds)) > 0 else { return [] }
+    var ready = ReadyItems()
+    for index in descriptors.indices where descriptors[index].revents & Int16(POLLIN) != 0 {
+      ready.insert(index)
     }
-    return Set(descriptors.indices.filter { descriptors[$0].revents & Int16(POLLIN) != 0 })
+    return ready
+  }
+}
+
+/// The indices of the items a ``Poller`` found readable. A bit mask rather than a `Set`: the
+/// I/O loops poll once per message, and a set costs an allocation each time.
+public struct ReadyItems: Equatable, Sendable, ExpressibleByArrayLiteral {
+  private var mask: UInt64 = 0
+
+  /// No item.
+  public init() {}
+
+  /// The given indices (each below ``Poller/capacity``).
+  public init(arrayLiteral indices: Int...) {
+    for index in indices { insert(index) }
+  }
+
+  init(_ flags: [Bool]) {
+    for (index, isReady) in flags.enumerated() where isReady { insert(index) }
+  }
+
+  /// Whether no item is readable (the poll timed out).
+  public var isEmpty: Bool { mask == 0 }
+
+  /// Whether the item at `index` is readable.
+  public func contains(_ index: Int) -> Bool {
+    (0..<Poller.capacity).contains(index) && mask & (1 << UInt64(index)) != 0
+  }
+
+  mutating func insert(_ index: Int) {
+    precondition((0..<Poller.capacity).contains(index), "A Poller watches at most \(Poller.capacity) items")
+    mask |= 1 << UInt64(index)
   }
 }

@@ -170,6 +170,8 @@ public final class Socket {
   public func receive(dontWait: Bool = false) throws -> [Data]? {
     try withUnsafeHandle { handle in
       var frames: [Data] = []
+      // Messages are usually a handful of frames: one allocation rather than one per growth.
+      frames.reserveCapacity(8)
       var message = zmq_msg_t()
       zmq_msg_init(&message)
       defer { zmq_msg_close(&message) }
