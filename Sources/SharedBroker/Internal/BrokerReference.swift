@@ -44,7 +44,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     encoder.outputFormatting = .sortedKeys
     return encoder
   }()
-  private let decoder = JSONDecoder()
+  private let decoder = QuickJSONDecoder()
 
   // Guarded by `lock`.
   private var confirmed: Value

@@ -1,0 +1,316 @@
+import Foundation
+
+/// One small JSON document, checked and laid out flat for ``QuickJSONDecoder``: its bytes, and
+/// its values in document order (a "tape"), each knowing where the value after it starts, so a
+/// decoder can step over a member without looking inside it.
+///
+/// The parser is stricter than Foundation's: it refuses (returns `nil`) anything it would have
+/// to interpret the way Foundation does to get the same result, such as duplicate or escaped
+/// object keys, lone surrogates, deep nesting and large objects. Those documents go to
+/// Foundation's `JSONDecoder` instead.
+final class JSONTape {
+  enum Kind: UInt8 {
+    case object, array, string, escapedString, integer, number, `true`, `false`, null
+  }
+
+  struct Node {
+    var kind: Kind
+    /// Where the token starts in `bytes` (a string's first character, after the quote).
+    var start: Int
+    /// Where it ends (a string's closing quote, a container's closing bracket + 1).
+    var end: Int
+    /// Members of an object (key and value pairs) or elements of an array.
+    var count = 0
+    /// The index of the node after this value and everything inside it.
+    var next = 0
+  }
+
+  /// Objects with more members go to Foundation: lookups here scan an object's keys.
+  static let maxMembers = 32
+  static let maxDepth = 32
+
+  let bytes: [UInt8]
+  let nodes: [Node]
+  /// Set when a decode threw or asked for something only Foundation decodes (see
+  /// ``QuickJSONDecoder``); any result is then not trusted, even if the error was caught.
+  var bailed = false
+
+  /// Parses `data`; `nil` for anything that is not plain, small, strict JSON.
+  init?(_ data: Data) {
+    var parser = Parser(bytes: Array(data))
+    guard parser.parseDocument() else { return nil }
+    (bytes, nodes) = (parser.bytes, parser.nodes)
+  }
+
+  // MARK: - Reading
+
+  /// The text of a string node, with escapes resolved.
+  func string(_ node: Node) -> String {
+    let raw = bytes[node.start..<node.end]
+    guard node.kind == .escapedString else { return String(decoding: raw, as: UTF8.self) }
+    var unescaped: [UInt8] = []
+    unescaped.reserveCapacity(raw.count)
+    var index = node.start
+    while index < node.end {
+      let byte = bytes[index]
+      guard byte == backslash else {
+        unescaped.append(byte)
+        index += 1
+        continue
+      }
+      let escape = bytes[index + 1]
+      index += 2
+      switch escape {
+      case UInt8(ascii: "b"): unescaped.append(0x08)
+      case UInt8(ascii: "f"): unescaped.append(0x0C)
+      case UInt8(ascii: "n"): unescaped.append(0x0A)
+      case UInt8(ascii: "r"): unescaped.append(0x0D)
+      case UInt8(ascii: "t"): unescaped.append(0x09)
+      case UInt8(ascii: "u"):
+        // Checked by the parser: a valid scalar, or a surrogate pair.
+        var value = hex4(bytes, at: index)
+        index += 4
+        if (0xD800..<0xDC00).contains(value) {
+          value = 0x10000 + ((value - 0xD800) << 10) + (hex4(bytes, at: index + 2) - 0xDC00)
+          index += 6
+        }
+        unescaped.append(contentsOf: String(Unicode.Scalar(value)!).utf8)
+      default: unescaped.append(escape)
+      }
+    }
+    return String(decoding: unescaped, as: UTF8.self)
+  }
+
+  /// Whether a key node spells `key` (keys are never escaped, see `parseObject`).
+  func keyEquals(_ node: Node, _ key: String) -> Bool {
+    var key = key
+    return key.withUTF8 { utf8 in
+      utf8.count == node.end - node.start && utf8.elementsEqual(bytes[node.start..<node.end])
+    }
+  }
+
+  /// A token's text as it stands (for numbers).
+  func text(_ node: Node) -> String {
+    String(decoding: bytes[node.start..<node.end], as: UTF8.self)
+  }
+
+  /// Checks a document and records its nodes.
+  private struct Parser {
+    let bytes: [UInt8]
+    var nodes: [Node] = []
+
+    init(bytes: [UInt8]) {
+      self.bytes = bytes
+      nodes.reserveCapacity(16)
+    }
+
+    mutating func parseDocument() -> Bool {
+      var position = 0
+      guard parseValue(&position, depth: 0) else { return false }
+      skipWhitespace(&position)
+      guard position == bytes.count else { return false }
+      return !bytes.contains(where: { $0 >= 0x80 }) || String(validating: bytes, as: UTF8.self) != nil
+    }
+
+    func skipWhitespace(_ position: inout Int) {
+      while position < bytes.count {
+        switch bytes[position] {
+        case 0x20, 0x09, 0x0A, 0x0D: position += 1
+        default: return
+        }
+      }
+    }
+
+    mutating func parseValue(_ position: inout Int, depth: Int) -> Bool {
+      skipWhitespace(&position)
+      guard position < bytes.count, depth < JSONTape.maxDepth else { return false }
+      switch bytes[position] {
+      case UInt8(ascii: "{"): return parseObject(&position, depth: depth)
+      case UInt8(ascii: "["): return parseArray(&position, depth: depth)
+      case quote: return parseString(&position)
+      case UInt8(ascii: "t"): return parseLiteral("true", .true, &position)
+      case UInt8(ascii: "f"): return parseLiteral("false", .false, &position)
+      case UInt8(ascii: "n"): return parseLiteral("null", .null, &position)
+      case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return parseNumber(&position)
+      default: return false
+      }
+    }
+
+    mutating func parseObject(_ position: inout Int, depth: Int) -> Bool {
+      let index = nodes.count
+      nodes.append(Node(kind: .object, start: position, end: position))
+      position += 1
+      var keys: [Int] = []
+      if !consume(UInt8(ascii: "}"), &position) {
+        repeat {
+          skipWhitespace(&position)
+          // An escaped key could spell the same name as another one: Foundation's business.
+          guard position < bytes.count, bytes[position] == quote, parseString(&position),
+            nodes[nodes.count - 1].kind == .string, keys.count < JSONTape.maxMembers
+          else { return false }
+          let key = nodes[nodes.count - 1]
+          let name = bytes[key.start..<key.end]
+          // Which of two equal keys wins is Foundation's business too.
+          guard !keys.contains(where: { bytes[nodes[$0].start..<nodes[$0].end] == name }) else {
+            return false
+          }
+          keys.append(nodes.count - 1)
+          guard consume(UInt8(ascii: ":"), &position), parseValue(&position, depth: depth + 1) else {
+            return false
+          }
+        } while consume(UInt8(ascii: ","), &position)
+        guard consume(UInt8(ascii: "}"), &position) else { return false }
+      }
+      nodes[index].count = keys.count
+      nodes[index].end = position
+      nodes[index].next = nodes.count
+      return true
+    }
+
+    mutating func parseArray(_ position: inout Int, depth: Int) -> Bool {
+      let index = nodes.count
+      nodes.append(Node(kind: .array, start: position, end: position))
+      position += 1
+      var count = 0
+      if !consume(UInt8(ascii: "]"), &position) {
+        repeat {
+          guard parseValue(&position, depth: depth + 1) else { return false }
+          count += 1
+        } while consume(UInt8(ascii: ","), &position)
+        guard consume(UInt8(ascii: "]"), &position) else { return false }
+      }
+      nodes[index].count = count
+      nodes[index].end = position
+      nodes[index].next = nodes.count
+      return true
+    }
+
+    /// Skips whitespace, then takes `byte` if it comes next.
+    func consume(_ byte: UInt8, _ position: inout Int) -> Bool {
+      skipWhitespace(&position)
+      guard position < bytes.count, bytes[position] == byte else { return false }
+      position += 1
+      return true
+    }
+
+    mutating func parseString(_ position: inout Int) -> Bool {
+      let start = position + 1
+      var index = start
+      var escaped = false
+      while index < bytes.count {
+        switch bytes[index] {
+        case quote:
+          append(Node(kind: escaped ? .escapedString : .string, start: start, end: index))
+          position = index + 1
+          return true
+        case backslash:
+          guard let length = escapeLength(at: index) else { return false }
+          escaped = true
+          index += length
+        case 0x00..<0x20:
+          return false
+        default:
+          index += 1
+        }
+      }
+      return false
+    }
+
+    /// The length of a valid escape at `index` (a backslash); a `\u` escape of a high surrogate
+    /// only counts with the low one after it.
+    func escapeLength(at index: Int) -> Int? {
+      guard index + 1 < bytes.count else { return nil }
+      switch bytes[index + 1] {
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+        UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+        return 2
+      case UInt8(ascii: "u"):
+        guard index + 6 <= bytes.count, isHex4(at: index + 2) else { return nil }
+        let value = hex4(bytes, at: index + 2)
+        if (0xDC00..<0xE000).contains(value) { return nil }
+        guard (0xD800..<0xDC00).contains(value) else { return 6 }
+        guard index + 12 <= bytes.count, bytes[index + 6] == backslash,
+          bytes[index + 7] == UInt8(ascii: "u"), isHex4(at: index + 8),
+          (0xDC00..<0xE000).contains(hex4(bytes, at: index + 8))
+        else { return nil }
+        return 12
+      default:
+        return nil
+      }
+    }
+
+    func isHex4(at index: Int) -> Bool {
+      bytes[index..<index + 4].allSatisfy { hexValue($0) != nil }
+    }
+
+    mutating func parseLiteral(_ literal: StaticString, _ kind: Kind, _ position: inout Int) -> Bool {
+      let length = literal.utf8CodeUnitCount
+      guard position + length <= bytes.count,
+        literal.withUTF8Buffer({ $0.elementsEqual(bytes[position..<position + length]) })
+      else { return false }
+      append(Node(kind: kind, start: position, end: position + length))
+      position += length
+      return true
+    }
+
+    /// JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    mutating func parseNumber(_ position: inout Int) -> Bool {
+      let start = position
+      var index = position
+      func digits() -> Int {
+        let first = index
+        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
+          index += 1
+        }
+        return index - first
+      }
+      if bytes[index] == UInt8(ascii: "-") { index += 1 }
+      guard index < bytes.count else { return false }
+      if bytes[index] == UInt8(ascii: "0") {
+        index += 1
+      } else {
+        guard digits() > 0 else { return false }
+      }
+      var isInteger = true
+      if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+        index += 1
+        guard digits() > 0 else { return false }
+        isInteger = false
+      }
+      if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+        index += 1
+        if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+          index += 1
+        }
+        guard digits() > 0 else { return false }
+        isInteger = false
+      }
+      append(Node(kind: isInteger ? .integer : .number, start: start, end: index))
+      position = index
+      return true
+    }
+
+    mutating func append(_ node: Node) {
+      var node = node
+      node.next = nodes.count + 1
+      nodes.append(node)
+    }
+  }
+}
+
+private let quote = UInt8(ascii: "\"")
+private let backslash = UInt8(ascii: "\\")
+
+/// The value of the four hex digits at `index` (checked by the parser).
+private func hex4(_ bytes: [UInt8], at index: Int) -> UInt32 {
+  bytes[index..<index + 4].reduce(0) { $0 << 4 | UInt32(hexValue($1) ?? 0) }
+}
+
+private func hexValue(_ byte: UInt8) -> UInt8? {
+  switch byte {
+  case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+  case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+  case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+  default: nil
+  }
+}

@@ -1,0 +1,366 @@
+package import Foundation
+
+/// Decodes broker values: small plain documents straight from a ``JSONTape``, everything else
+/// with Foundation's `JSONDecoder`.
+///
+/// Every reader decodes every update it shows, so this is on the path of each update from one
+/// process to another: Foundation's decoder took about 30% of a reader's I/O thread, mostly in
+/// work a small value does not need (a dictionary of `String` keys per object, coding paths).
+///
+/// The fast path gives Foundation's result or none. A document the tape refuses, a type that
+/// Foundation decodes in its own way (`Date`, `Data`, `URL`, `Decimal`) or whose rounding this
+/// path does not reproduce (`Float`), and any decode during which an error was thrown, even one
+/// the type caught itself, go to `JSONDecoder`, which also makes the error a caller sees.
+package struct QuickJSONDecoder {
+  /// Larger documents go to Foundation: the fast path is meant for small values.
+  static let maxBytes = 4096
+
+  private let foundation = JSONDecoder()
+
+  /// A decoder with Foundation's default options.
+  package init() {}
+
+  /// Decodes `data` as `T`, as `JSONDecoder().decode(_:from:)` does.
+  package func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    if let value = quickly(T.self, from: data) { return value }
+    return try foundation.decode(T.self, from: data)
+  }
+
+  /// The fast path alone: `nil` where it leaves the document to Foundation.
+  package func quickly<T: Decodable>(_: T.Type, from data: Data) -> T? {
+    guard data.count <= Self.maxBytes, let tape = JSONTape(data) else { return nil }
+    let value = try? TapeDecoder(tape: tape, codingPath: []).decode(T.self, at: 0)
+    return tape.bailed ? nil : value
+  }
+}
+
+/// The reason a fast decode stops; never seen by callers (Foundation decodes again).
+private struct LeftToFoundation: Error {}
+
+/// A `Decoder` over one value of a tape.
+private final class TapeDecoder: Decoder {
+  let tape: JSONTape
+  let node: Int
+  let codingPath: [any CodingKey]
+  var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+  init(tape: JSONTape, node: Int = 0, codingPath: [any CodingKey]) {
+    self.tape = tape
+    self.node = node
+    self.codingPath = codingPath
+  }
+
+  func container<Key: CodingKey>(keyedBy _: Key.Type) throws -> KeyedDecodingContainer<Key> {
+    guard tape.nodes[node].kind == .object else { throw bail() }
+    return KeyedDecodingContainer(TapeKeyedContainer<Key>(decoder: self, object: node))
+  }
+
+  func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+    guard tape.nodes[node].kind == .array else { throw bail() }
+    return TapeUnkeyedContainer(decoder: self, array: node)
+  }
+
+  func singleValueContainer() throws -> any SingleValueDecodingContainer {
+    TapeSingleValueContainer(decoder: self)
+  }
+
+  // MARK: - Values (shared by the containers)
+
+  /// Marks the tape so that the result is not used, and returns the error to throw.
+  func bail() -> any Error {
+    tape.bailed = true
+    return LeftToFoundation()
+  }
+
+  func child(_ node: Int, key: any CodingKey) -> TapeDecoder {
+    TapeDecoder(tape: tape, node: node, codingPath: codingPath + [key])
+  }
+
+  func decode<T: Decodable>(_: T.Type, at node: Int, key: (any CodingKey)? = nil) throws -> T {
+    // Decoded without a decoder of their own; common as elements of arrays and dictionaries.
+    if T.self == Int.self { return try integer(Int.self, at: node) as! T }
+    if T.self == String.self { return try string(at: node) as! T }
+    if T.self == Double.self { return try double(at: node) as! T }
+    if T.self == Bool.self { return try bool(at: node) as! T }
+    if T.self == Date.self || T.self == Data.self || T.self == URL.self || T.self == Decimal.self {
+      throw bail()
+    }
+    // Without a key, `node` is this decoder's own value (the top level, a single value).
+    guard let key else { return try T(from: self) }
+    return try T(from: child(node, key: key))
+  }
+
+  func isNull(at node: Int) -> Bool { tape.nodes[node].kind == .null }
+
+  func bool(at node: Int) throws -> Bool {
+    switch tape.nodes[node].kind {
+    case .true: true
+    case .false: false
+    default: throw bail()
+    }
+  }
+
+  func string(at node: Int) throws -> String {
+    let token = tape.nodes[node]
+    guard token.kind == .string || token.kind == .escapedString else { throw bail() }
+    return tape.string(token)
+  }
+
+  /// JSON's integers only (no fraction or exponent, which Foundation may or may not take).
+  func integer<T: FixedWidthInteger>(_: T.Type, at node: Int) throws -> T {
+    let token = tape.nodes[node]
+    guard token.kind == .integer else { throw bail() }
+    var index = token.start
+    let negative = tape.bytes[index] == UInt8(ascii: "-")
+    if negative {
+      guard T.isSigned else { throw bail() }
+      index += 1
+    }
+    var value: T = 0
+    while index < token.end {
+      let digit = T(tape.bytes[index] - UInt8(ascii: "0"))
+      let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+      let (sum, carried) =
+        negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+      guard !overflowed, !carried else { throw bail() }
+      value = sum
+      index += 1
+    }
+    return value
+  }
+
+  /// A finite `Double`; a number that overflows or underflows to zero is left to Foundation.
+  func double(at node: Int) throws -> Double {
+    let token = tape.nodes[node]
+    guard token.kind == .integer || token.kind == .number, let value = Double(tape.text(token)),
+      value.isFinite
+    else { throw bail() }
+    if value == 0 {
+      let mantissa = tape.bytes[token.start..<token.end].prefix { $0 | 0x20 != UInt8(ascii: "e") }
+      guard mantissa.allSatisfy({ $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+      else { throw bail() }
+    }
+    return value
+  }
+}
+
+/// The coding-path key of an array element.
+private struct IndexKey: CodingKey {
+  let intValue: Int?
+  var stringValue: String { "Index \(intValue ?? 0)" }
+  init(_ index: Int) { intValue = index }
+  init?(stringValue _: String) { nil }
+  init?(intValue: Int) { self.intValue = intValue }
+}
+
+private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+  let decoder: TapeDecoder
+  let object: Int
+
+  var codingPath: [any CodingKey] { decoder.codingPath }
+
+  var allKeys: [Key] {
+    var keys: [Key] = []
+    var index = object + 1
+    for _ in 0..<decoder.tape.nodes[object].count {
+      if let key = Key(stringValue: decoder.tape.string(decoder.tape.nodes[index])) { keys.append(key) }
+      index = decoder.tape.nodes[index + 1].next
+    }
+    return keys
+  }
+
+  /// The node of `key`'s value, if the object has it (a scan: objects are small, see JSONTape).
+  private func find(_ key: Key) -> Int? {
+    let name = key.stringValue
+    var index = object + 1
+    for _ in 0..<decoder.tape.nodes[object].count {
+      if decoder.tape.keyEquals(decoder.tape.nodes[index], name) { return index + 1 }
+      index = decoder.tape.nodes[index + 1].next
+    }
+    return nil
+  }
+
+  private func value(_ key: Key) throws -> Int {
+    guard let node = find(key) else { throw decoder.bail() }
+    return node
+  }
+
+  func contains(_ key: Key) -> Bool { find(key) != nil }
+  func decodeNil(forKey key: Key) throws -> Bool { decoder.isNull(at: try value(key)) }
+  func decode(_: Bool.Type, forKey key: Key) throws -> Bool { try decoder.bool(at: value(key)) }
+  func decode(_: String.Type, forKey key: Key) throws -> String { try decoder.string(at: value(key)) }
+  func decode(_: Double.Type, forKey key: Key) throws -> Double { try decoder.double(at: value(key)) }
+  func decode(_: Float.Type, forKey _: Key) throws -> Float { throw decoder.bail() }
+  func decode(_: Int.Type, forKey key: Key) throws -> Int {
+    try decoder.integer(Int.self, at: value(key))
+  }
+  func decode(_: Int8.Type, forKey key: Key) throws -> Int8 {
+    try decoder.integer(Int8.self, at: value(key))
+  }
+  func decode(_: Int16.Type, forKey key: Key) throws -> Int16 {
+    try decoder.integer(Int16.self, at: value(key))
+  }
+  func decode(_: Int32.Type, forKey key: Key) throws -> Int32 {
+    try decoder.integer(Int32.self, at: value(key))
+  }
+  func decode(_: Int64.Type, forKey key: Key) throws -> Int64 {
+    try decoder.integer(Int64.self, at: value(key))
+  }
+  func decode(_: Int128.Type, forKey key: Key) throws -> Int128 {
+    try decoder.integer(Int128.self, at: value(key))
+  }
+  func decode(_: UInt.Type, forKey key: Key) throws -> UInt {
+    try decoder.integer(UInt.self, at: value(key))
+  }
+  func decode(_: UInt8.Type, forKey key: Key) throws -> UInt8 {
+    try decoder.integer(UInt8.self, at: value(key))
+  }
+  func decode(_: UInt16.Type, forKey key: Key) throws -> UInt16 {
+    try decoder.integer(UInt16.self, at: value(key))
+  }
+  func decode(_: UInt32.Type, forKey key: Key) throws -> UInt32 {
+    try decoder.integer(UInt32.self, at: value(key))
+  }
+  func decode(_: UInt64.Type, forKey key: Key) throws -> UInt64 {
+    try decoder.integer(UInt64.self, at: value(key))
+  }
+  func decode(_: UInt128.Type, forKey key: Key) throws -> UInt128 {
+    try decoder.integer(UInt128.self, at: value(key))
+  }
+
+  func decode<T: Decodable>(_: T.Type, forKey key: Key) throws -> T {
+    try decoder.decode(T.self, at: value(key), key: key)
+  }
+
+  func nestedContainer<NestedKey: CodingKey>(
+    keyedBy type: NestedKey.Type, forKey key: Key
+  ) throws -> KeyedDecodingContainer<NestedKey> {
+    try decoder.child(value(key), key: key).container(keyedBy: type)
+  }
+
+  func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+    try decoder.child(value(key), key: key).unkeyedContainer()
+  }
+
+  func superDecoder() throws -> any Decoder { throw decoder.bail() }
+  func superDecoder(forKey _: Key) throws -> any Decoder { throw decoder.bail() }
+}
+
+private struct TapeUnkeyedContainer: UnkeyedDecodingContainer {
+  let decoder: TapeDecoder
+  let count: Int?
+  private(set) var currentIndex = 0
+  /// The node of the element at `currentIndex`.
+  private var cursor: Int
+
+  init(decoder: TapeDecoder, array: Int) {
+    self.decoder = decoder
+    count = decoder.tape.nodes[array].count
+    cursor = array + 1
+  }
+
+  var codingPath: [any CodingKey] { decoder.codingPath }
+  var isAtEnd: Bool { currentIndex >= count ?? 0 }
+
+  /// Hands the current element's node to `body`, moving on only if it succeeds.
+  private mutating func next<T>(_ body: (TapeDecoder, Int) throws -> T) throws -> T {
+    guard !isAtEnd else { throw decoder.bail() }
+    let value = try body(decoder, cursor)
+    cursor = decoder.tape.nodes[cursor].next
+    currentIndex += 1
+    return value
+  }
+
+  mutating func decodeNil() throws -> Bool {
+    guard !isAtEnd else { throw decoder.bail() }
+    guard decoder.isNull(at: cursor) else { return false }
+    return try next { _, _ in true }
+  }
+
+  mutating func decode(_: Bool.Type) throws -> Bool { try next { try $0.bool(at: $1) } }
+  mutating func decode(_: String.Type) throws -> String { try next { try $0.string(at: $1) } }
+  mutating func decode(_: Double.Type) throws -> Double { try next { try $0.double(at: $1) } }
+  mutating func decode(_: Float.Type) throws -> Float { throw decoder.bail() }
+  mutating func decode(_: Int.Type) throws -> Int {
+    try next { try $0.integer(Int.self, at: $1) }
+  }
+  mutating func decode(_: Int8.Type) throws -> Int8 {
+    try next { try $0.integer(Int8.self, at: $1) }
+  }
+  mutating func decode(_: Int16.Type) throws -> Int16 {
+    try next { try $0.integer(Int16.self, at: $1) }
+  }
+  mutating func decode(_: Int32.Type) throws -> Int32 {
+    try next { try $0.integer(Int32.self, at: $1) }
+  }
+  mutating func decode(_: Int64.Type) throws -> Int64 {
+    try next { try $0.integer(Int64.self, at: $1) }
+  }
+  mutating func decode(_: Int128.Type) throws -> Int128 {
+    try next { try $0.integer(Int128.self, at: $1) }
+  }
+  mutating func decode(_: UInt.Type) throws -> UInt {
+    try next { try $0.integer(UInt.self, at: $1) }
+  }
+  mutating func decode(_: UInt8.Type) throws -> UInt8 {
+    try next { try $0.integer(UInt8.self, at: $1) }
+  }
+  mutating func decode(_: UInt16.Type) throws -> UInt16 {
+    try next { try $0.integer(UInt16.self, at: $1) }
+  }
+  mutating func decode(_: UInt32.Type) throws -> UInt32 {
+    try next { try $0.integer(UInt32.self, at: $1) }
+  }
+  mutating func decode(_: UInt64.Type) throws -> UInt64 {
+    try next { try $0.integer(UInt64.self, at: $1) }
+  }
+  mutating func decode(_: UInt128.Type) throws -> UInt128 {
+    try next { try $0.integer(UInt128.self, at: $1) }
+  }
+
+  mutating func decode<T: Decodable>(_: T.Type) throws -> T {
+    let key = IndexKey(currentIndex)
+    return try next { try $0.decode(T.self, at: $1, key: key) }
+  }
+
+  mutating func nestedContainer<NestedKey: CodingKey>(
+    keyedBy type: NestedKey.Type
+  ) throws -> KeyedDecodingContainer<NestedKey> {
+    let key = IndexKey(currentIndex)
+    return try next { try $0.child($1, key: key).container(keyedBy: type) }
+  }
+
+  mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+    let key = IndexKey(currentIndex)
+    return try next { try $0.child($1, key: key).unkeyedContainer() }
+  }
+
+  mutating func superDecoder() throws -> any Decoder { throw decoder.bail() }
+}
+
+private struct TapeSingleValueContainer: SingleValueDecodingContainer {
+  let decoder: TapeDecoder
+
+  var codingPath: [any CodingKey] { decoder.codingPath }
+  private var node: Int { decoder.node }
+
+  func decodeNil() -> Bool { decoder.isNull(at: node) }
+  func decode(_: Bool.Type) throws -> Bool { try decoder.bool(at: node) }
+  func decode(_: String.Type) throws -> String { try decoder.string(at: node) }
+  func decode(_: Double.Type) throws -> Double { try decoder.double(at: node) }
+  func decode(_: Float.Type) throws -> Float { throw decoder.bail() }
+  func decode(_: Int.Type) throws -> Int { try decoder.integer(Int.self, at: node) }
+  func decode(_: Int8.Type) throws -> Int8 { try decoder.integer(Int8.self, at: node) }
+  func decode(_: Int16.Type) throws -> Int16 { try decoder.integer(Int16.self, at: node) }
+  func decode(_: Int32.Type) throws -> Int32 { try decoder.integer(Int32.self, at: node) }
+  func decode(_: Int64.Type) throws -> Int64 { try decoder.integer(Int64.self, at: node) }
+  func decode(_: Int128.Type) throws -> Int128 { try decoder.integer(Int128.self, at: node) }
+  func decode(_: UInt.Type) throws -> UInt { try decoder.integer(UInt.self, at: node) }
+  func decode(_: UInt8.Type) throws -> UInt8 { try decoder.integer(UInt8.self, at: node) }
+  func decode(_: UInt16.Type) throws -> UInt16 { try decoder.integer(UInt16.self, at: node) }
+  func decode(_: UInt32.Type) throws -> UInt32 { try decoder.integer(UInt32.self, at: node) }
+  func decode(_: UInt64.Type) throws -> UInt64 { try decoder.integer(UInt64.self, at: node) }
+  func decode(_: UInt128.Type) throws -> UInt128 { try decoder.integer(UInt128.self, at: node) }
+
+  func decode<T: Decodable>(_: T.Type) throws -> T { try decoder.decode(T.self, at: node) }
+}
