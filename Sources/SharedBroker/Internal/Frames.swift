@@ -3,9 +3,14 @@ import Foundation
 /// Encoding and decoding of the ASCII fields of the wire protocol (see PROTOCOL.md): every field
 /// is its own frame; numbers are decimal; values are opaque bytes (JSON by convention).
 enum Frames {
-  static func text(_ string: String) -> Data { Data(string.utf8) }
+  /// `Data(string.utf8)` would look for contiguous bytes with a dynamic cast on every call,
+  /// which was a tenth of the broker's own CPU time per write.
+  static func text(_ string: String) -> Data {
+    var string = string
+    return string.withUTF8 { Data($0) }
+  }
 
-  static func number(_ value: UInt64) -> Data { Data(String(value).utf8) }
+  static func number(_ value: UInt64) -> Data { text(String(value)) }
 
   static func text(_ frame: Data) -> String? {
     String(validating: frame, as: UTF8.self)
@@ -15,15 +20,17 @@ enum Frames {
   /// message carries a few numbers, and going through `String` cost a reader ~3% of its time.
   static func number(_ frame: Data) -> UInt64? {
     guard !frame.isEmpty, frame.count <= 20 else { return nil }
-    var value: UInt64 = 0
-    for byte in frame {
-      guard byte >= 0x30, byte <= 0x39 else { return nil }
-      let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
-      let (sum, carried) = shifted.addingReportingOverflow(UInt64(byte - 0x30))
-      guard !overflowed, !carried else { return nil }
-      value = sum
+    return frame.withUnsafeBytes { bytes -> UInt64? in
+      var value: UInt64 = 0
+      for byte in bytes {
+        guard byte >= 0x30, byte <= 0x39 else { return nil }
+        let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+        let (sum, carried) = shifted.addingReportingOverflow(UInt64(byte - 0x30))
+        guard !overflowed, !carried else { return nil }
+        value = sum
+      }
+      return value
     }
-    return value
   }
 
   /// Keys are 1 to 256 bytes of UTF-8 without control characters.
