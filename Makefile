@@ -33,6 +33,9 @@ demo: deps
 bench: deps
 	@command -v gnuplot >/dev/null || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq gnuplot-nox)
 	$(SWIFT) build -c release
+	# SwiftPM caches the source list of a path dependency: a file added to the main package
+	# since the last bench build would be missing from it.
+	rm -f Benchmarks/.build/release/description.json
 	cd Benchmarks && $(SWIFT) build -c release
 	cd Benchmarks && $(SWIFT) run -c release --skip-build composable-benchmarks | tee composable.md
 	cd Benchmarks && $(SWIFT) run -c release --skip-build broker-benchmarks run \
