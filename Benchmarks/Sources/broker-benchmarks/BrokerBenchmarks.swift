@@ -35,13 +35,14 @@ enum BrokerBenchmarks {
     func wanted(_ section: String) -> Bool { only.isEmpty || only.contains(section) }
 
     for readers in [1, 8] where wanted("latency") {
-      var ours: [[Double]] = []
-      var raw: [[Double]] = []
+      var ours: [(latencies: [Double], run: Runs.PathRun)] = []
+      var raw: [(latencies: [Double], run: Runs.PathRun)] = []
       for _ in 0..<runs {
         raw.append(try await runner.latency(.raw, readers: readers, writes: writes))
         ours.append(try await runner.latency(.mirror, readers: readers, writes: writes))
       }
-      report.latency(readers: readers, writes: writes, ours: ours, raw: raw)
+      report.latency(readers: readers, writes: writes, ours: ours.map(\.latencies), raw: raw.map(\.latencies))
+      report.cpu(readers: readers, writes: writes, ours: ours.map(\.run), raw: raw.map(\.run))
     }
 
     if wanted("throughput") { try await throughput(runner, runs: runs, into: &report) }

@@ -6,7 +6,8 @@ import Sharing
 import ZeroMQ
 
 /// The reader side of the latency and throughput runs, in a process of its own. It prints
-/// `ready`, then, once it saw `count` (or timed out), one `count timestamp` line per update.
+/// `ready`, then, once it saw `count` (or timed out), the CPU time it used meanwhile
+/// (`cpu µs`) and one `count timestamp` line per update.
 enum Reader {
   struct Stats: Codable, Equatable, Sendable {
     var count = 0
@@ -21,6 +22,8 @@ enum Reader {
     let target = Int(arguments[2]) ?? 0
     var samples: [(Int, UInt64)] = []
     samples.reserveCapacity(target + 1)
+    var cpuAtReady = 0.0
+    var cpuUsed = 0.0
     if mode == "mirror" {
       var logger = Logger(label: "reader")
       logger.logLevel = .critical
@@ -40,8 +43,10 @@ enum Reader {
         }
         if finished { done.signal() }
       }
+      cpuAtReady = cpuMicroseconds()
       say("ready")
       done.wait()
+      cpuUsed = cpuMicroseconds() - cpuAtReady
       subscription.cancel()
       samples = recorded.withLock { $0 }
       client.close()
@@ -56,16 +61,21 @@ enum Reader {
       while let frames = try subscriber.receive() {
         let count = Int(String(decoding: frames[1], as: UTF8.self)) ?? 0
         if count == 0 {
-          if !announced { say("ready"); announced = true }
+          if !announced {
+            cpuAtReady = cpuMicroseconds()
+            say("ready")
+            announced = true
+          }
           continue
         }
         samples.append((count, now()))
         if count >= target { break }
       }
+      cpuUsed = cpuMicroseconds() - cpuAtReady
       subscriber.close()
       context.terminate()
     }
-    var output = "samples\n"
+    var output = "cpu \(cpuUsed)\nsamples\n"
     for (count, time) in samples { output += "\(count) \(time)\n" }
     FileHandle.standardOutput.write(Data(output.utf8))
   }
@@ -73,6 +83,11 @@ enum Reader {
   /// Writes a line at once (stdout is a pipe, so `print` would buffer it).
   static func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+  }
+
+  /// The CPU time (µs) a reader reported.
+  static func cpu(in output: String) -> Double {
+    output.split(separator: "\n").first { $0.hasPrefix("cpu ") }.flatMap { Double($0.dropFirst(4)) } ?? 0
   }
 
   /// Parses a reader's output into `count → timestamp`.

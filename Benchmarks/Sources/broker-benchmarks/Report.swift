@@ -64,6 +64,33 @@ struct Report {
     )
   }
 
+  /// Where the CPU time of the latency runs went, per write: with 8 readers on 2 cores, how busy
+  /// the machine is decides how long each reader waits for a core.
+  mutating func cpu(readers: Int, writes: Int, ours: [Runs.PathRun], raw: [Runs.PathRun]) {
+    let period = 300.0
+    let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+    func row(_ name: String, _ runs: [Runs.PathRun], broker: Bool) -> String {
+      let writer = median(runs.map(\.writerCPU)) / Double(writes)
+      let brokerCPU = median(runs.map(\.brokerCPU)) / Double(writes)
+      let readersCPU = median(runs.map(\.readersCPU)) / Double(writes)
+      let total = writer + brokerCPU + readersCPU
+      return "| \(name) | \(format(writer)) | \(broker ? format(brokerCPU) : "—") | "
+        + "\(format(readersCPU)) (\(format(readersCPU / Double(readers))) each) | \(format(total)) | "
+        + "\(format(100 * total / (period * cores), 0))% |"
+    }
+    let rows = [
+      "CPU time per write in the latency runs above (µs, user + system, from /proc; a clock tick "
+        + "is 10 ms, so about 1 µs per write), and how busy that keeps \(format(cores, 0)) cores "
+        + "at one write every \(format(period, 0)) µs:",
+      "",
+      "| path | writer process | broker | readers | total | cores busy |",
+      "|---|---:|---:|---:|---:|---:|",
+      row("raw libzmq (forwarder in the writer process)", raw, broker: false),
+      row("SharedMirror `.broker`", ours, broker: true),
+    ]
+    section("1. CPU per write, \(readers) reader\(readers == 1 ? "" : "s")", rows)
+  }
+
   mutating func throughput(ours: [(Double, Double)], raw: [(Double, Double)]) {
     let ourWrites = median(ours.map(\.0))
     let ourUpdates = median(ours.map(\.1))

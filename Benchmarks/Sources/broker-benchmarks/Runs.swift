@@ -22,12 +22,30 @@ struct Runs {
 
   enum Mode: String { case mirror, raw }
 
+  /// What one pass over a path gave: every reader's samples, and the CPU time (µs) each part
+  /// used while the writes went through.
+  struct PathRun {
+    let samples: [[(count: Int, time: UInt64)]]
+    /// The harness process: the writer, and on the raw path the forwarder too.
+    let writerCPU: Double
+    /// The broker process (none on the raw path).
+    let brokerCPU: Double
+    /// All reader processes together.
+    let readersCPU: Double
+
+    init(readerOutputs: [String], writerCPU: Double, brokerCPU: Double = 0) {
+      samples = readerOutputs.map(Reader.samples(in:))
+      readersCPU = readerOutputs.map(Reader.cpu(in:)).reduce(0, +)
+      self.writerCPU = writerCPU
+      self.brokerCPU = brokerCPU
+    }
+  }
+
   /// Starts the path for `mode`, `readers` reader processes, and hands the writer to `write`.
-  /// Returns every reader's samples and the time the writing began.
   func withPath(
     _ mode: Mode, readers: Int, target: Int,
     write: (_ send: (Int) throws -> Void) async throws -> Void
-  ) async throws -> [[(count: Int, time: UInt64)]] {
+  ) async throws -> PathRun {
     switch mode {
     case .mirror:
       let broker = try BrokerProcess(bin: bin)
@@ -42,6 +60,8 @@ struct Runs {
         $0.brokerClient = client
       } operation: { Shared(wrappedValue: Reader.Stats(), .broker("bench")) }
       try await client.waitUntilConnected()
+      let brokerPID = broker.child.process.processIdentifier
+      let cpuBefore = (writer: cpuMicroseconds(), broker: cpuMicroseconds(pid: brokerPID))
       try await write { count in
         stats.withLock { stats in
           stats.count = count
@@ -50,7 +70,11 @@ struct Runs {
         }
       }
       try await client.waitUntilConfirmed(timeout: .seconds(60))
-      return children.map { Reader.samples(in: $0.finish()) }
+      let outputs = children.map { $0.finish() }
+      return PathRun(
+        readerOutputs: outputs, writerCPU: cpuMicroseconds() - cpuBefore.writer,
+        brokerCPU: cpuMicroseconds(pid: brokerPID) - cpuBefore.broker
+      )
     case .raw:
       let forwarder = try RawForwarder()
       defer { forwarder.stop() }
@@ -64,27 +88,30 @@ struct Runs {
         try writer.send(count: 0, payload: Self.payload(0))
         usleep(5_000)
       }
+      let cpuBefore = cpuMicroseconds()
       try await write { count in try writer.send(count: count, payload: Self.payload(count)) }
-      return children.map { Reader.samples(in: $0.finish()) }
+      let outputs = children.map { $0.finish() }
+      return PathRun(readerOutputs: outputs, writerCPU: cpuMicroseconds() - cpuBefore)
     }
   }
 
-  /// Paced writes; returns one latency sample (µs) per reader per write.
-  func latency(_ mode: Mode, readers: Int, writes: Int) async throws -> [Double] {
+  /// Paced writes; returns one latency sample (µs) per reader per write, and the run's CPU time.
+  func latency(_ mode: Mode, readers: Int, writes: Int) async throws -> (latencies: [Double], run: PathRun) {
     var sent = [UInt64](repeating: 0, count: writes + 1)
-    let samples = try await withPath(mode, readers: readers, target: writes) { send in
+    let run = try await withPath(mode, readers: readers, target: writes) { send in
       for count in 1...writes {
         sent[count] = now()
         try send(count)
         pause(microseconds: 300)
       }
     }
-    return samples.flatMap { reader in
+    let latencies = run.samples.flatMap { reader in
       reader.compactMap { sample in
         sample.count <= writes && sent[sample.count] > 0 && sample.time >= sent[sample.count]
           ? Double(sample.time - sent[sample.count]) / 1_000 : nil
       }
     }
+    return (latencies, run)
   }
 
   /// Writes as fast as possible; returns (writes per second reaching every reader, distinct
@@ -94,7 +121,7 @@ struct Runs {
     let samples = try await withPath(mode, readers: readers, target: writes) { send in
       start = now()
       for count in 1...writes { try send(count) }
-    }
+    }.samples
     let ends = samples.compactMap { $0.last?.time }
     guard let end = ends.max(), end > start else { return (0, 0) }
     let seconds = Double(end - start) / 1e9

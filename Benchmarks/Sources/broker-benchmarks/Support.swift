@@ -17,6 +17,16 @@ func pause(microseconds: UInt64) {
   while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
 }
 
+/// CPU time (user + system, all threads, exited ones included) a process has used so far, in µs,
+/// from `/proc/PID/stat`; its resolution is a clock tick (10 ms).
+func cpuMicroseconds(pid: Int32 = getpid()) -> Double {
+  let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+  // The fields after the command name, which is in parentheses and may contain spaces.
+  let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+  guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+  return (user + system) * 1e6 / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
 func percentile(_ samples: [Double], _ p: Double) -> Double {
   guard !samples.isEmpty else { return .nan }
   let sorted = samples.sorted()
