@@ -95,6 +95,18 @@ import Testing
     expectSameOutcome(Stats.self, data(json))
   }
 
+  /// Foundation finds keys by Swift string equality, which is canonical equivalence.
+  @Test func keysMatchAsSwiftStringsDo() throws {
+    struct Kelvin: Codable, Equatable {
+      enum CodingKeys: String, CodingKey { case kelvin = "\u{212A}" }
+      var kelvin: Int?
+    }
+    #expect(quick.quickly(Kelvin.self, from: data("{\"\u{212A}\":1}")) == nil)
+    #expect(quick.quickly([String: Int].self, from: data(#"{"é":1}"#)) == nil)
+    try expectQuick(Kelvin.self, #"{"K":1}"#)
+    #expect(try quick.decode(Kelvin.self, from: data("{\"\u{212A}\":1}")) == Kelvin(kelvin: 1))
+  }
+
   @Test func specialTypesGoToFoundation() throws {
     #expect(quick.quickly(Date.self, from: data("0")) == nil)
     #expect(quick.quickly([Data].self, from: data(#"["AQID"]"#)) == nil)

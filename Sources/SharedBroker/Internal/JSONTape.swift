@@ -5,8 +5,8 @@ import Foundation
 /// decoder can step over a member without looking inside it.
 ///
 /// The parser is stricter than Foundation's: it refuses (returns `nil`) anything it would have
-/// to interpret the way Foundation does to get the same result, such as duplicate or escaped
-/// object keys, lone surrogates, deep nesting and large objects. Those documents go to
+/// to interpret the way Foundation does to get the same result, such as duplicate, escaped or
+/// non-ASCII object keys, lone surrogates, deep nesting and large objects. Those documents go to
 /// Foundation's `JSONDecoder` instead.
 final class JSONTape {
   enum Kind: UInt8 {
@@ -81,12 +81,14 @@ final class JSONTape {
     return String(decoding: unescaped, as: UTF8.self)
   }
 
-  /// Whether a key node spells `key` (keys are never escaped, see `parseObject`).
+  /// Whether a key node names `key`, as Swift compares strings (keys here are plain ASCII, see
+  /// `parseObject`, but a non-ASCII `key` can still be canonically equivalent to one).
   func keyEquals(_ node: Node, _ key: String) -> Bool {
-    var key = key
-    return key.withUTF8 { utf8 in
-      utf8.count == node.end - node.start && utf8.elementsEqual(bytes[node.start..<node.end])
+    var copy = key
+    let (isASCII, sameBytes) = copy.withUTF8 { utf8 in
+      (utf8.allSatisfy { $0 < 0x80 }, utf8.elementsEqual(bytes[node.start..<node.end]))
     }
+    return isASCII ? sameBytes : string(node) == key
   }
 
   /// A token's text as it stands (for numbers).
@@ -144,12 +146,15 @@ final class JSONTape {
       if !consume(UInt8(ascii: "}"), &position) {
         repeat {
           skipWhitespace(&position)
-          // An escaped key could spell the same name as another one: Foundation's business.
+          // Keys are plain ASCII here. Foundation finds keys as Swift strings, by canonical
+          // equivalence: an escaped or non-ASCII key can name the same key as another one
+          // ("\u0041" and "A", or the Kelvin sign and "K").
           guard position < bytes.count, bytes[position] == quote, parseString(&position),
             nodes[nodes.count - 1].kind == .string, keys.count < JSONTape.maxMembers
           else { return false }
           let key = nodes[nodes.count - 1]
           let name = bytes[key.start..<key.end]
+          guard name.allSatisfy({ $0 < 0x80 }) else { return false }
           // Which of two equal keys wins is Foundation's business too.
           guard !keys.contains(where: { bytes[nodes[$0].start..<nodes[$0].end] == name }) else {
             return false
