@@ -50,15 +50,19 @@ chaos: deps
 	  CHAOS_FUZZ_INPUTS=1000000 \
 	  $(SWIFT) test --skip-build --filter 'ChaosTests|FuzzTests|StorageFailureTests' 2>&1 \
 	  | tee .build/chaos.log | grep -E '^(chaos|fuzz):|Test run|✘'
-	set -o pipefail; Scripts/fuzz_frames.sh 1000000 | tee -a .build/chaos.log
+	set -o pipefail; Scripts/fuzz.sh frames 1000000 | tee -a .build/chaos.log
+	set -o pipefail; Scripts/fuzz.sh json 1000000 | tee -a .build/chaos.log
 	@echo; echo "| fault | injected | inputs | values lost |"; echo "|---|---|---|---|"
 	@grep '^chaos-row ' .build/chaos.log | sed 's/^chaos-row //'
-	@sed -n 's/^frame fuzzer: \([0-9]*\) inputs, \([0-9]*\) crash.*/| libFuzzer + ASan on the frame decoder | \1 | \1 inputs, \2 crashes | 0 |/p' .build/chaos.log
+	@sed -n 's/^frames fuzzer: \([0-9]*\) inputs, \([0-9]*\) crash.*/| libFuzzer + ASan on the frame decoder | \1 | \1 inputs, \2 crashes | 0 |/p' .build/chaos.log
+	@sed -n 's/^json fuzzer: \([0-9]*\) inputs, \([0-9]*\) crash.*/| libFuzzer + ASan, JSON decoder against Foundation | \1 | \1 inputs, \2 crashes | 0 |/p' .build/chaos.log
 
-# libFuzzer (with AddressSanitizer) on the wire protocol's frame decoder: `make fuzz RUNS=N`.
+# libFuzzer (with AddressSanitizer) on the wire protocol's frame decoder and on the JSON value
+# decoder (against Foundation's): `make fuzz RUNS=N`.
 RUNS ?= 1000000
 fuzz:
-	Scripts/fuzz_frames.sh $(RUNS)
+	Scripts/fuzz.sh frames $(RUNS)
+	Scripts/fuzz.sh json $(RUNS)
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -1,4 +1,4 @@
-// libFuzzer entry point for the wire protocol's frame decoder, built by Scripts/fuzz_frames.sh
+// libFuzzer entry point for the wire protocol's frame decoder, built by Scripts/fuzz.sh frames
 // together with BrokerMessage.swift and Frames.swift (nothing else: the decoder needs only
 // Foundation). Each input is cut into frames as [length byte][bytes]...; both decoders must
 // either throw or return a message that survives an encode/decode round trip unchanged.

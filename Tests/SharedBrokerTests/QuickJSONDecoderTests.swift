@@ -82,6 +82,8 @@ import Testing
       #"{"count":1,"maxCount":0,"minCount":0,"numberOfCounts":0,"x":"\ud800"}"#,
       #"{"count":1,"maxCount":0,"minCount":0,"numberOfCounts":0,"x":"\q"}"#,
       #"{"count":1,"maxCount":0,"minCount":0,"numberOfCounts":0,"x":01}"#,
+      #"{"count":1,"maxCount":0,"minCount":0,"numberOfCounts":0,"x":0e3}"#,
+      #"{"count":1,"maxCount":0,"minCount":0,"numberOfCounts":0,"x":-0E+3}"#,
       #"{"count":1,"maxCount":0,"minCount":0,"numberOfCounts":0,}"#,
       #"{"count":1,"maxCount":0,"minCount":0,"numberOfCounts":0} x"#,
       "{\"count\":1,\"maxCount\":0,\"minCount\":0,\"numberOfCounts\":0,\"x\":\"tab\there\"}",

@@ -273,6 +273,8 @@ final class JSONTape {
       guard index < bytes.count else { return false }
       if bytes[index] == UInt8(ascii: "0") {
         index += 1
+        // Foundation refuses some of these ("0e3", not "0E+3" or "0e0"): its call.
+        if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") { return false }
       } else {
         guard digits() > 0 else { return false }
       }
