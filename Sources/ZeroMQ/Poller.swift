@@ -52,10 +52,13 @@ public struct Poller {
   /// - Returns: The indices of the readable items (empty on timeout).
   /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
   public mutating func poll(timeout: Duration?) throws -> ReadyItems {
-    let milliseconds = timeout.map { duration -> Int in
-      let (seconds, attoseconds) = duration.components
-      return max(0, Int(seconds) * 1_000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000))
-    } ?? -1
+    let milliseconds =
+      timeout.map { duration -> Int in
+        let (seconds, attoseconds) = duration.components
+        return max(
+          0, Int(seconds) * 1_000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+        )
+      } ?? -1
     if items.allSatisfy({ $0.socket == nil }) { return pollDescriptors(milliseconds) }
     let count = items.count
     let ready = try items.withUnsafeMutableBufferPointer { buffer in
@@ -104,7 +107,8 @@ public struct ReadyItems: Equatable, Sendable, ExpressibleByArrayLiteral {
   }
 
   mutating func insert(_ index: Int) {
-    precondition((0..<Poller.capacity).contains(index), "A Poller watches at most \(Poller.capacity) items")
+    precondition(
+      (0..<Poller.capacity).contains(index), "A Poller watches at most \(Poller.capacity) items")
     mask |= 1 << UInt64(index)
   }
 }

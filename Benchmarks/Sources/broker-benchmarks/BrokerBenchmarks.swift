@@ -41,7 +41,9 @@ enum BrokerBenchmarks {
         raw.append(try await runner.latency(.raw, readers: readers, writes: writes))
         ours.append(try await runner.latency(.mirror, readers: readers, writes: writes))
       }
-      report.latency(readers: readers, writes: writes, ours: ours.map(\.latencies), raw: raw.map(\.latencies))
+      report.latency(
+        readers: readers, writes: writes, ours: ours.map(\.latencies), raw: raw.map(\.latencies)
+      )
       report.cpu(readers: readers, writes: writes, ours: ours.map(\.run), raw: raw.map(\.run))
     }
 

@@ -87,7 +87,8 @@ enum Reader {
 
   /// The CPU time (µs) a reader reported.
   static func cpu(in output: String) -> Double {
-    output.split(separator: "\n").first { $0.hasPrefix("cpu ") }.flatMap { Double($0.dropFirst(4)) } ?? 0
+    let line = output.split(separator: "\n").first { $0.hasPrefix("cpu ") }
+    return line.flatMap { Double($0.dropFirst(4)) } ?? 0
   }
 
   /// Parses a reader's output into `count → timestamp`.

@@ -75,7 +75,8 @@ struct Report {
       let readersCPU = median(runs.map(\.readersCPU)) / Double(writes)
       let total = writer + brokerCPU + readersCPU
       return "| \(name) | \(format(writer)) | \(broker ? format(brokerCPU) : "—") | "
-        + "\(format(readersCPU)) (\(format(readersCPU / Double(readers))) each) | \(format(total)) | "
+        + "\(format(readersCPU)) (\(format(readersCPU / Double(readers))) each) | "
+        + "\(format(total)) | "
         + "\(format(100 * total / (period * cores), 0))% |"
     }
     let rows = [

@@ -96,7 +96,9 @@ struct Runs {
   }
 
   /// Paced writes; returns one latency sample (µs) per reader per write, and the run's CPU time.
-  func latency(_ mode: Mode, readers: Int, writes: Int) async throws -> (latencies: [Double], run: PathRun) {
+  func latency(
+    _ mode: Mode, readers: Int, writes: Int
+  ) async throws -> (latencies: [Double], run: PathRun) {
     var sent = [UInt64](repeating: 0, count: writes + 1)
     let run = try await withPath(mode, readers: readers, target: writes) { send in
       for count in 1...writes {

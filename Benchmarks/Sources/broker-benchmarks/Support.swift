@@ -23,7 +23,9 @@ func cpuMicroseconds(pid: Int32 = getpid()) -> Double {
   let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
   // The fields after the command name, which is in parentheses and may contain spaces.
   let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
-  guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+  guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+    return 0
+  }
   return (user + system) * 1e6 / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 

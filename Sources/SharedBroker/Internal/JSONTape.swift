@@ -111,7 +111,8 @@ final class JSONTape {
       guard parseValue(&position, depth: 0) else { return false }
       skipWhitespace(&position)
       guard position == bytes.count else { return false }
-      return !bytes.contains(where: { $0 >= 0x80 }) || String(validating: bytes, as: UTF8.self) != nil
+      return !bytes.contains(where: { $0 >= 0x80 })
+        || String(validating: bytes, as: UTF8.self) != nil
     }
 
     func skipWhitespace(_ position: inout Int) {
@@ -160,7 +161,8 @@ final class JSONTape {
             return false
           }
           keys.append(nodes.count - 1)
-          guard consume(UInt8(ascii: ":"), &position), parseValue(&position, depth: depth + 1) else {
+          guard consume(UInt8(ascii: ":"), &position), parseValue(&position, depth: depth + 1)
+          else {
             return false
           }
         } while consume(UInt8(ascii: ","), &position)
@@ -248,7 +250,8 @@ final class JSONTape {
       bytes[index..<index + 4].allSatisfy { hexValue($0) != nil }
     }
 
-    mutating func parseLiteral(_ literal: StaticString, _ kind: Kind, _ position: inout Int) -> Bool {
+    mutating func parseLiteral(_ literal: StaticString, _ kind: Kind, _ position: inout Int) -> Bool
+    {
       let length = literal.utf8CodeUnitCount
       guard position + length <= bytes.count,
         literal.withUTF8Buffer({ $0.elementsEqual(bytes[position..<position + length]) })
@@ -273,8 +276,6 @@ final class JSONTape {
       guard index < bytes.count else { return false }
       if bytes[index] == UInt8(ascii: "0") {
         index += 1
-        // Foundation refuses some of these ("0e3", not "0E+3" or "0e0"): its call.
-        if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") { return false }
       } else {
         guard digits() > 0 else { return false }
       }
@@ -285,8 +286,17 @@ final class JSONTape {
         isInteger = false
       }
       if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+        // Foundation refuses some zeros with an exponent ("0e3", "0.00e1", but not "0E+3" or
+        // "0.0e1"): which ones is its call.
+        guard
+          bytes[start..<index].contains(where: {
+            (UInt8(ascii: "1")...UInt8(ascii: "9")).contains($0)
+          })
+        else { return false }
         index += 1
-        if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+        if index < bytes.count,
+          bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")
+        {
           index += 1
         }
         guard digits() > 0 else { return false }

@@ -121,7 +121,8 @@ private final class TapeDecoder: Decoder {
       let digit = T(tape.bytes[index] - UInt8(ascii: "0"))
       let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
       let (sum, carried) =
-        negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+        negative
+        ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
       guard !overflowed, !carried else { throw bail() }
       value = sum
       index += 1
@@ -137,7 +138,10 @@ private final class TapeDecoder: Decoder {
     else { throw bail() }
     if value == 0 {
       let mantissa = tape.bytes[token.start..<token.end].prefix { $0 | 0x20 != UInt8(ascii: "e") }
-      guard mantissa.allSatisfy({ $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+      guard
+        mantissa.allSatisfy({
+          $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+        })
       else { throw bail() }
     }
     return value
@@ -163,7 +167,9 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     var keys: [Key] = []
     var index = object + 1
     for _ in 0..<decoder.tape.nodes[object].count {
-      if let key = Key(stringValue: decoder.tape.string(decoder.tape.nodes[index])) { keys.append(key) }
+      if let key = Key(stringValue: decoder.tape.string(decoder.tape.nodes[index])) {
+        keys.append(key)
+      }
       index = decoder.tape.nodes[index + 1].next
     }
     return keys
@@ -188,8 +194,12 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   func contains(_ key: Key) -> Bool { find(key) != nil }
   func decodeNil(forKey key: Key) throws -> Bool { decoder.isNull(at: try value(key)) }
   func decode(_: Bool.Type, forKey key: Key) throws -> Bool { try decoder.bool(at: value(key)) }
-  func decode(_: String.Type, forKey key: Key) throws -> String { try decoder.string(at: value(key)) }
-  func decode(_: Double.Type, forKey key: Key) throws -> Double { try decoder.double(at: value(key)) }
+  func decode(_: String.Type, forKey key: Key) throws -> String {
+    try decoder.string(at: value(key))
+  }
+  func decode(_: Double.Type, forKey key: Key) throws -> Double {
+    try decoder.double(at: value(key))
+  }
   func decode(_: Float.Type, forKey _: Key) throws -> Float { throw decoder.bail() }
   func decode(_: Int.Type, forKey key: Key) throws -> Int {
     try decoder.integer(Int.self, at: value(key))
