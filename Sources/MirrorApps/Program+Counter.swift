@@ -1,6 +1,6 @@
-public import CaseStudies
-public import Composable
-public import SharedBroker
+import CaseStudies
+import Composable
+import SharedBroker
 
 extension Program where R == CounterApp {
   /// The counter program: + and − change the mirrored count, p checks for a prime.

@@ -1,5 +1,5 @@
-public import CaseStudies
-public import Composable
+import CaseStudies
+import Composable
 import SharedBroker
 
 extension Program where R == ProfileApp {

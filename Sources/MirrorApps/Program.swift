@@ -1,4 +1,4 @@
-public import ArgumentParser
+import ArgumentParser
 public import CaseStudies
 public import Composable
 import Foundation
