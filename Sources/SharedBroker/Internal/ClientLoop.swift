@@ -140,8 +140,11 @@ final class ClientLoop: @unchecked Sendable {
           connected ? try connectedPoller.poll(timeout: timeout) : try connectingPoller.poll(timeout: timeout)
         }
         guard let client, !client.isClosed else { return }
-        if ready.contains(wakeIndex) { wakeUp.clear() }
-        takeRequests(from: client)
+        // Every request from another thread (a new key, a resync) comes with a wake-up.
+        if ready.contains(wakeIndex) {
+          wakeUp.clear()
+          takeRequests(from: client)
+        }
         if ready.contains(monitorIndex) || monitorWaiting { drainEvents(monitor, client) }
         if ready.contains(dealerIndex) || dealerWaiting { drainReplies(client) }
         if ready.contains(subscriberIndex) || subscriberWaiting { drainPublished(client) }
