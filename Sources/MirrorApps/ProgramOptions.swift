@@ -31,14 +31,28 @@ public struct ProgramOptions: ParsableArguments {
   @Option(name: .customLong("print"), help: "Print the state as text or json.")
   public var format: PrintFormat = .text
 
-  /// The broker's CURVE public key.
   // Unconditional: a Z85 key may begin with "-" and must not be taken for an option.
-  @Option(parsing: .unconditional, help: "The broker's CURVE public key, Z85 (env SHARED_BROKER_SERVER_KEY).")
-  public var curveServerKey = ProcessInfo.processInfo.environment["SHARED_BROKER_SERVER_KEY"]
+  @Option(
+    name: .customLong("curve-server-key"), parsing: .unconditional,
+    help: "The broker's CURVE public key, Z85 (env SHARED_BROKER_SERVER_KEY)."
+  )
+  var curveServerKeyOption: String?
 
-  /// This client's CURVE secret key file.
-  @Option(help: "File holding this client's CURVE secret key, Z85 (env SHARED_BROKER_KEY_FILE).")
-  public var curveKeyFile = ProcessInfo.processInfo.environment["SHARED_BROKER_KEY_FILE"]
+  @Option(
+    name: .customLong("curve-key-file"),
+    help: "File holding this client's CURVE secret key, Z85 (env SHARED_BROKER_KEY_FILE)."
+  )
+  var curveKeyFileOption: String?
+
+  /// The broker's CURVE public key: `--curve-server-key`, else the environment's.
+  public var curveServerKey: String? {
+    curveServerKeyOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_SERVER_KEY"]
+  }
+
+  /// This client's CURVE secret key file: `--curve-key-file`, else the environment's.
+  public var curveKeyFile: String? {
+    curveKeyFileOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_KEY_FILE"]
+  }
 
   /// How long to wait for the broker in script and once modes.
   @Option(help: "Seconds to wait for the broker before giving up (script and once modes).")

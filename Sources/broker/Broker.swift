@@ -27,8 +27,14 @@ struct Broker: AsyncParsableCommand {
   @Option(help: "The PUB endpoint (default: the listen port + 1).")
   var publish: String?
 
-  @Option(help: "Directory for the write log and snapshot (env SHARED_BROKER_DATA).")
-  var data = ProcessInfo.processInfo.environment["SHARED_BROKER_DATA"]
+  @Option(
+    name: .customLong("data"),
+    help: "Directory for the write log and snapshot (env SHARED_BROKER_DATA)."
+  )
+  var dataOption: String?
+
+  /// `--data`, else the environment's.
+  var data: String? { dataOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_DATA"] }
 
   @Option(help: "The largest value accepted, in bytes.")
   var maxValueSize = 1 << 20
