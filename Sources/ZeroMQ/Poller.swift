@@ -65,7 +65,7 @@ public struct Poller {
       try zmqCall("zmq_poll") { zmq_poll(buffer.baseAddress, Int32(count), milliseconds) }
     }
     guard (ready ?? 0) > 0 else { return [] }
-    return ReadyItems(items.map { $0.revents & Int16(ZMQ_POLLIN) != 0 })
+    return ReadyItems(count) { items[$0].revents & Int16(ZMQ_POLLIN) != 0 }
   }
 
   /// Descriptors only: one `poll(2)`, where `zmq_poll` always makes a non-blocking pass first.
@@ -73,11 +73,7 @@ public struct Poller {
   private mutating func pollDescriptors(_ milliseconds: Int) -> ReadyItems {
     let count = nfds_t(descriptors.count)
     guard Glibc.poll(&descriptors, count, Int32(clamping: milliseconds)) > 0 else { return [] }
-    var ready = ReadyItems()
-    for index in descriptors.indices where descriptors[index].revents & Int16(POLLIN) != 0 {
-      ready.insert(index)
-    }
-    return ready
+    return ReadyItems(descriptors.count) { descriptors[$0].revents & Int16(POLLIN) != 0 }
   }
 }
 
@@ -94,8 +90,9 @@ public struct ReadyItems: Equatable, Sendable, ExpressibleByArrayLiteral {
     for index in indices { insert(index) }
   }
 
-  init(_ flags: [Bool]) {
-    for (index, isReady) in flags.enumerated() where isReady { insert(index) }
+  /// The indices below `count` for which `isReady` holds.
+  init(_ count: Int, where isReady: (Int) -> Bool) {
+    for index in 0..<count where isReady(index) { insert(index) }
   }
 
   /// Whether no item is readable (the poll timed out).
