@@ -143,7 +143,7 @@ final class JSONTape {
       let index = nodes.count
       nodes.append(Node(kind: .object, start: position, end: position))
       position += 1
-      var keys: [Int] = []
+      var count = 0
       if !consume(UInt8(ascii: "}"), &position) {
         repeat {
           skipWhitespace(&position)
@@ -151,16 +151,19 @@ final class JSONTape {
           // equivalence: an escaped or non-ASCII key can name the same key as another one
           // ("\u0041" and "A", or the Kelvin sign and "K").
           guard position < bytes.count, bytes[position] == quote, parseString(&position),
-            nodes[nodes.count - 1].kind == .string, keys.count < JSONTape.maxMembers
+            nodes[nodes.count - 1].kind == .string, count < JSONTape.maxMembers
           else { return false }
           let key = nodes[nodes.count - 1]
           let name = bytes[key.start..<key.end]
           guard name.allSatisfy({ $0 < 0x80 }) else { return false }
-          // Which of two equal keys wins is Foundation's business too.
-          guard !keys.contains(where: { bytes[nodes[$0].start..<nodes[$0].end] == name }) else {
-            return false
+          // Which of two equal keys wins is Foundation's business too. The earlier keys are
+          // found by following each member's `next`, as a decoder's lookup does.
+          var earlier = index + 1
+          for _ in 0..<count {
+            guard bytes[nodes[earlier].start..<nodes[earlier].end] != name else { return false }
+            earlier = nodes[earlier + 1].next
           }
-          keys.append(nodes.count - 1)
+          count += 1
           guard consume(UInt8(ascii: ":"), &position), parseValue(&position, depth: depth + 1)
           else {
             return false
@@ -168,7 +171,7 @@ final class JSONTape {
         } while consume(UInt8(ascii: ","), &position)
         guard consume(UInt8(ascii: "}"), &position) else { return false }
       }
-      nodes[index].count = keys.count
+      nodes[index].count = count
       nodes[index].end = position
       nodes[index].next = nodes.count
       return true
