@@ -35,8 +35,8 @@ enum BrokerBenchmarks {
     func wanted(_ section: String) -> Bool { only.isEmpty || only.contains(section) }
 
     for readers in [1, 8] where wanted("latency") {
-      var ours: [(latencies: [Double], run: Runs.PathRun)] = []
-      var raw: [(latencies: [Double], run: Runs.PathRun)] = []
+      var ours: [(latencies: [[Double]], run: Runs.PathRun)] = []
+      var raw: [(latencies: [[Double]], run: Runs.PathRun)] = []
       for _ in 0..<runs {
         raw.append(try await runner.latency(.raw, readers: readers, writes: writes))
         ours.append(try await runner.latency(.mirror, readers: readers, writes: writes))

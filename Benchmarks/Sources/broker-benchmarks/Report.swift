@@ -33,8 +33,18 @@ struct Report {
     print((["", "== \(title)"] + lines).joined(separator: "\n"))
   }
 
-  mutating func latency(readers: Int, writes: Int, ours: [[Double]], raw: [[Double]]) {
+  /// `ours` and `raw` hold, per run, each reader's samples.
+  mutating func latency(
+    readers: Int, writes: Int, ours oursByReader: [[[Double]]], raw rawByReader: [[[Double]]]
+  ) {
+    let ours = oursByReader.map { $0.flatMap { $0 } }
+    let raw = rawByReader.map { $0.flatMap { $0 } }
     func stat(_ runs: [[Double]], _ p: Double) -> Double { median(runs.map { percentile($0, p) }) }
+    /// The p50 of the reader served first and of the one served last (medians over runs).
+    func order(_ runs: [[[Double]]]) -> String {
+      let p50s = runs.map { $0.map { median($0) } }
+      return "\(format(median(p50s.map { $0.min() ?? .nan })))–\(format(median(p50s.map { $0.max() ?? .nan }))) µs"
+    }
     var rows = [
       "Propagation from the writer's `withLock` to each reader seeing the value, \(writes) writes "
         + "paced 300 µs apart, \(readers) reader\(readers == 1 ? "" : "s") (µs):",
@@ -55,6 +65,13 @@ struct Report {
       "Per run (noise): p50 \(spread(zip(ours, raw).map { percentile($0, 0.5) / percentile($1, 0.5) }))×, "
         + "p99 \(spread(zip(ours, raw).map { percentile($0, 0.99) / percentile($1, 0.99) }))×.",
     ]
+    if readers > 1 {
+      rows.append(
+        "p50 of the fastest and of the slowest reader: raw \(order(rawByReader)), SharedMirror "
+          + "\(order(oursByReader)). The fastest reader shows what the hops before the readers "
+          + "take; the spread, how long two cores take to serve all the readers."
+      )
+    }
     section("1. Latency, \(readers) reader\(readers == 1 ? "" : "s")", rows)
     chart.append(
       "\"raw \(readers)r\" \(stat(raw, 0.5)) \(stat(raw, 0.99)) \(stat(raw, 0.999))"

@@ -95,10 +95,11 @@ struct Runs {
     }
   }
 
-  /// Paced writes; returns one latency sample (µs) per reader per write, and the run's CPU time.
+  /// Paced writes; returns each reader's latency samples (µs, one per write it saw), and the
+  /// run's CPU time.
   func latency(
     _ mode: Mode, readers: Int, writes: Int
-  ) async throws -> (latencies: [Double], run: PathRun) {
+  ) async throws -> (latencies: [[Double]], run: PathRun) {
     var sent = [UInt64](repeating: 0, count: writes + 1)
     let run = try await withPath(mode, readers: readers, target: writes) { send in
       for count in 1...writes {
@@ -107,7 +108,7 @@ struct Runs {
         pause(microseconds: 300)
       }
     }
-    let latencies = run.samples.flatMap { reader in
+    let latencies = run.samples.map { reader in
       reader.compactMap { sample in
         sample.count <= writes && sent[sample.count] > 0 && sample.time >= sent[sample.count]
           ? Double(sample.time - sent[sample.count]) / 1_000 : nil
