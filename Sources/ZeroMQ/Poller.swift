@@ -52,6 +52,7 @@ public struct Poller {
   /// - Returns: The indices of the readable items (empty on timeout).
   /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
   public mutating func poll(timeout: Duration?) throws -> ReadyItems {
+    if items.allSatisfy({ $0.socket == nil }) { return pollDescriptors(timeout) }
     let milliseconds =
       timeout.map { duration -> Int in
         let (seconds, attoseconds) = duration.components
@@ -59,7 +60,6 @@ public struct Poller {
           0, Int(seconds) * 1_000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
         )
       } ?? -1
-    if items.allSatisfy({ $0.socket == nil }) { return pollDescriptors(milliseconds) }
     let count = items.count
     let ready = try items.withUnsafeMutableBufferPointer { buffer in
       try zmqCall("zmq_poll") { zmq_poll(buffer.baseAddress, Int32(count), milliseconds) }
@@ -68,11 +68,22 @@ public struct Poller {
     return ReadyItems(count) { items[$0].revents & Int16(ZMQ_POLLIN) != 0 }
   }
 
-  /// Descriptors only: one `poll(2)`, where `zmq_poll` always makes a non-blocking pass first.
+  /// Descriptors only: one `ppoll(2)`, where `zmq_poll` always makes a non-blocking pass first
+  /// and rounds the timeout up to a millisecond (too coarse for the clients' first retries).
   /// An interrupted wait returns no items, as a timeout does.
-  private mutating func pollDescriptors(_ milliseconds: Int) -> ReadyItems {
+  private mutating func pollDescriptors(_ timeout: Duration?) -> ReadyItems {
     let count = nfds_t(descriptors.count)
-    guard Glibc.poll(&descriptors, count, Int32(clamping: milliseconds)) > 0 else { return [] }
+    let found: Int32
+    if let timeout {
+      let (seconds, attoseconds) = max(timeout, .zero).components
+      var limit = timespec(
+        tv_sec: Int(clamping: seconds), tv_nsec: Int(attoseconds / 1_000_000_000)
+      )
+      found = ppoll(&descriptors, count, &limit, nil)
+    } else {
+      found = ppoll(&descriptors, count, nil, nil)
+    }
+    guard found > 0 else { return [] }
     return ReadyItems(descriptors.count) { descriptors[$0].revents & Int16(POLLIN) != 0 }
   }
 }

@@ -65,6 +65,25 @@ import ZeroMQ
     #expect(try pull.receive(dontWait: true) == nil)
   }
 
+  /// Descriptors alone go through `ppoll`, whose timeout is a `timespec`: fractions of a
+  /// millisecond, negative durations and no timeout at all must each come out right.
+  @Test func pollerOfDescriptorsOnly() throws {
+    let first = try WakeUpSignal()
+    let second = try WakeUpSignal()
+    var poller = Poller()
+    let firstIndex = poller.add(fileDescriptor: first.fileDescriptor)
+    let secondIndex = poller.add(fileDescriptor: second.fileDescriptor)
+    #expect(try poller.poll(timeout: .zero).isEmpty)
+    #expect(try poller.poll(timeout: .microseconds(200)).isEmpty)
+    #expect(try poller.poll(timeout: .milliseconds(-5)).isEmpty)
+    second.signal()
+    #expect(try poller.poll(timeout: nil) == [secondIndex])
+    first.signal()
+    #expect(try poller.poll(timeout: .microseconds(1_500)) == [firstIndex, secondIndex])
+    second.clear()
+    #expect(try poller.poll(timeout: .seconds(5)) == [firstIndex])
+  }
+
   @Test func errorsCarryTheirCauseAndClosedSocketsThrow() throws {
     let context = try Context()
     defer { context.terminate() }
