@@ -27,9 +27,10 @@ final class ClientLoop: @unchecked Sendable {
     case synced
   }
 
-  /// The first retry of HELLO and SYNC: a new connection is usually up within a millisecond on
-  /// loopback, and each retry doubles up to the heartbeat interval.
-  private static let firstRetry = Duration.milliseconds(1)
+  /// The first retry of HELLO and SYNC. On loopback a new connection is usually up within a
+  /// millisecond or two, and a joining client waits for two of them (DEALER, then SUB), so the
+  /// retries start short and double up to the heartbeat interval.
+  private static let firstRetry = Duration.microseconds(250)
 
   /// Set once, before the I/O thread starts.
   weak var client: BrokerClient?
@@ -187,6 +188,13 @@ final class ClientLoop: @unchecked Sendable {
       case .handshakeSucceeded:
         closedHandshakes = 0
         client.handshakeFailed(nil)
+        // The DEALER drops what is sent before its connection is up (ZMQ_IMMEDIATE), so the
+        // first HELLO was probably lost: say it now rather than at the next retry.
+        if !connected {
+          helloBackoff = Self.firstRetry
+          send(.hello(client: id))
+          lastPing = .now
+        }
       case .handshakeFailedAuth:
         client.handshakeFailed(
           .init(
