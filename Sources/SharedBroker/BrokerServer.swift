@@ -214,10 +214,16 @@ public final class BrokerServer: Service, Sendable {
     guard let routerIndex = try? poller.add(router) else { return }
     let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
     let zapIndex = zap.flatMap { try? poller.add($0) }
+    // A new subscriber and its subscriptions reach the PUB socket as commands, which libzmq takes
+    // in only when the socket is used, and then at most about once a millisecond. Asking for its
+    // events when its descriptor signals takes them in at once, so a joining client's SYNC finds
+    // its subscription in effect sooner.
+    let publisherIndex = (try? publisher.get(.fileDescriptor)).map { poller.add(fileDescriptor: $0) }
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
         let ready = try poller.poll(timeout: .seconds(1))
         if ready.contains(wakeIndex) { wake.clear() }
+        if let publisherIndex, ready.contains(publisherIndex) { _ = try? publisher.get(.events) }
         if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap) }
         forgetSilentClients(&sessions, store: store)
         guard ready.contains(routerIndex) else { continue }
