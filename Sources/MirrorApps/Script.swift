@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A `--script`: comma-separated commands, `CMDxN` repeating one N times, `wait:MS` pausing.
 ///

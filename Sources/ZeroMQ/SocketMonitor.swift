@@ -1,5 +1,5 @@
 internal import CZeroMQ
-public import Foundation
+import Foundation
 
 /// Connection events of one socket, read from libzmq's monitor (`zmq_socket_monitor`): most
 /// useful for handshakes, whose failures libzmq reports nowhere else (a connecting socket just
