@@ -141,53 +141,54 @@ final class JSONTape {
 
     mutating func parseObject(_ position: inout Int, depth: Int) -> Bool {
       let index = nodes.count
-      nodes.append(Node(kind: .object, start: position, end: position))
-      position += 1
-      var count = 0
-      if !consume(UInt8(ascii: "}"), &position) {
-        repeat {
-          skipWhitespace(&position)
-          // Keys are plain ASCII here. Foundation finds keys as Swift strings, by canonical
-          // equivalence: an escaped or non-ASCII key can name the same key as another one
-          // ("\u0041" and "A", or the Kelvin sign and "K").
-          guard position < bytes.count, bytes[position] == quote, parseString(&position),
-            nodes[nodes.count - 1].kind == .string, count < JSONTape.maxMembers
-          else { return false }
-          let key = nodes[nodes.count - 1]
-          let name = bytes[key.start..<key.end]
-          guard name.allSatisfy({ $0 < 0x80 }) else { return false }
-          // Which of two equal keys wins is Foundation's business too. The earlier keys are
-          // found by following each member's `next`, as a decoder's lookup does.
-          var earlier = index + 1
-          for _ in 0..<count {
-            guard bytes[nodes[earlier].start..<nodes[earlier].end] != name else { return false }
-            earlier = nodes[earlier + 1].next
-          }
-          count += 1
-          guard consume(UInt8(ascii: ":"), &position), parseValue(&position, depth: depth + 1)
-          else {
-            return false
-          }
-        } while consume(UInt8(ascii: ","), &position)
-        guard consume(UInt8(ascii: "}"), &position) else { return false }
+      let close = UInt8(ascii: "}")
+      return parseContainer(.object, closedBy: close, &position) { parser, position, count in
+        parser.skipWhitespace(&position)
+        // Keys are plain ASCII here. Foundation finds keys as Swift strings, by canonical
+        // equivalence: an escaped or non-ASCII key can name the same key as another one
+        // ("\u0041" and "A", or the Kelvin sign and "K").
+        guard position < parser.bytes.count, parser.bytes[position] == quote,
+          parser.parseString(&position), parser.nodes[parser.nodes.count - 1].kind == .string,
+          count < JSONTape.maxMembers
+        else { return false }
+        let key = parser.nodes[parser.nodes.count - 1]
+        let name = parser.bytes[key.start..<key.end]
+        guard name.allSatisfy({ $0 < 0x80 }) else { return false }
+        // Which of two equal keys wins is Foundation's business too. The earlier keys are
+        // found by following each member's `next`, as a decoder's lookup does.
+        var earlier = index + 1
+        for _ in 0..<count {
+          let node = parser.nodes[earlier]
+          guard parser.bytes[node.start..<node.end] != name else { return false }
+          earlier = parser.nodes[earlier + 1].next
+        }
+        return parser.consume(UInt8(ascii: ":"), &position)
+          && parser.parseValue(&position, depth: depth + 1)
       }
-      nodes[index].count = count
-      nodes[index].end = position
-      nodes[index].next = nodes.count
-      return true
     }
 
     mutating func parseArray(_ position: inout Int, depth: Int) -> Bool {
+      parseContainer(.array, closedBy: UInt8(ascii: "]"), &position) { parser, position, _ in
+        parser.parseValue(&position, depth: depth + 1)
+      }
+    }
+
+    /// An object or an array: its node, then `member` for each comma-separated member (given
+    /// how many came before) until `close`; the node records the count and where it ends.
+    mutating func parseContainer(
+      _ kind: Kind, closedBy close: UInt8, _ position: inout Int,
+      member: (inout Parser, inout Int, _ count: Int) -> Bool
+    ) -> Bool {
       let index = nodes.count
-      nodes.append(Node(kind: .array, start: position, end: position))
+      nodes.append(Node(kind: kind, start: position, end: position))
       position += 1
       var count = 0
-      if !consume(UInt8(ascii: "]"), &position) {
+      if !consume(close, &position) {
         repeat {
-          guard parseValue(&position, depth: depth + 1) else { return false }
+          guard member(&self, &position, count) else { return false }
           count += 1
         } while consume(UInt8(ascii: ","), &position)
-        guard consume(UInt8(ascii: "]"), &position) else { return false }
+        guard consume(close, &position) else { return false }
       }
       nodes[index].count = count
       nodes[index].end = position
