@@ -218,7 +218,9 @@ public final class BrokerServer: Service, Sendable {
     // in only when the socket is used, and then at most about once a millisecond. Asking for its
     // events when its descriptor signals takes them in at once, so a joining client's SYNC finds
     // its subscription in effect sooner.
-    let publisherIndex = (try? publisher.get(.fileDescriptor)).map { poller.add(fileDescriptor: $0) }
+    let publisherIndex = (try? publisher.get(.fileDescriptor)).map {
+      poller.add(fileDescriptor: $0)
+    }
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
         let ready = try poller.poll(timeout: .seconds(1))

@@ -2,7 +2,8 @@ internal import CZeroMQ
 import Glibc
 
 /// Waits until any of several sockets (or plain file descriptors) is readable: `zmq_poll`, or
-/// `poll(2)` when all are descriptors (sockets can be polled by their ``SocketOption/fileDescriptor``).
+/// `ppoll(2)` when all are descriptors (sockets can be polled by their
+/// ``SocketOption/fileDescriptor``).
 ///
 /// ```swift
 /// var poller = Poller()
