@@ -40,10 +40,12 @@ struct Report {
     let ours = oursByReader.map { $0.flatMap { $0 } }
     let raw = rawByReader.map { $0.flatMap { $0 } }
     func stat(_ runs: [[Double]], _ p: Double) -> Double { median(runs.map { percentile($0, p) }) }
-    /// The p50 of the reader served first and of the one served last (medians over runs).
+    /// The p50 of the fastest and of the slowest reader (medians over runs).
     func order(_ runs: [[[Double]]]) -> String {
       let p50s = runs.map { $0.map { median($0) } }
-      return "\(format(median(p50s.map { $0.min() ?? .nan })))–\(format(median(p50s.map { $0.max() ?? .nan }))) µs"
+      let fastest = median(p50s.map { $0.min() ?? .nan })
+      let slowest = median(p50s.map { $0.max() ?? .nan })
+      return "\(format(fastest))–\(format(slowest)) µs"
     }
     var rows = [
       "Propagation from the writer's `withLock` to each reader seeing the value, \(writes) writes "
