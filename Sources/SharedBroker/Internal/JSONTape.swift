@@ -81,14 +81,29 @@ final class JSONTape {
     return String(decoding: unescaped, as: UTF8.self)
   }
 
-  /// Whether a key node names `key`, as Swift compares strings (keys here are plain ASCII, see
-  /// `parseObject`, but a non-ASCII `key` can still be canonically equivalent to one).
-  func keyEquals(_ node: Node, _ key: String) -> Bool {
-    var copy = key
-    let (isASCII, sameBytes) = copy.withUTF8 { utf8 in
-      (utf8.allSatisfy { $0 < 0x80 }, utf8.elementsEqual(bytes[node.start..<node.end]))
+  /// The index of the value of `object`'s member named `key`, as Swift compares strings (a
+  /// scan: objects are small). Keys here are plain ASCII (see `parseObject`), so an ASCII `key`
+  /// names only the same bytes and is compared as bytes, most keys by their length alone; a
+  /// non-ASCII one can still be canonically equivalent to an ASCII key.
+  func member(_ key: String, of object: Int) -> Int? {
+    var key = key
+    return key.withUTF8 { name in
+      let isASCII = name.allSatisfy { $0 < 0x80 }
+      return bytes.withUnsafeBufferPointer { bytes in
+        func named(_ node: Node) -> Bool {
+          guard isASCII else { return string(node) == String(decoding: name, as: UTF8.self) }
+          guard node.end - node.start == name.count else { return false }
+          guard let name = name.baseAddress else { return true }
+          return memcmp(bytes.baseAddress! + node.start, name, node.end - node.start) == 0
+        }
+        var index = object + 1
+        for _ in 0..<nodes[object].count {
+          if named(nodes[index]) { return index + 1 }
+          index = nodes[index + 1].next
+        }
+        return nil
+      }
     }
-    return isASCII ? sameBytes : string(node) == key
   }
 
   /// A token's text as it stands (for numbers).

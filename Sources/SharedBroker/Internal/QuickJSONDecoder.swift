@@ -22,15 +22,25 @@ package struct QuickJSONDecoder {
 
   /// Decodes `data` as `T`, as `JSONDecoder().decode(_:from:)` does.
   package func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-    if let value = quickly(T.self, from: data) { return value }
-    return try foundation.decode(T.self, from: data)
+    do {
+      return try fast(T.self, from: data)
+    } catch {
+      return try foundation.decode(T.self, from: data)
+    }
   }
 
   /// The fast path alone: `nil` where it leaves the document to Foundation.
   package func quickly<T: Decodable>(_: T.Type, from data: Data) -> T? {
-    guard data.count <= Self.maxBytes, let tape = JSONTape(data) else { return nil }
-    let value = try? TapeDecoder(tape: tape, codingPath: []).decode(T.self, at: 0)
-    return tape.bailed ? nil : value
+    try? fast(T.self, from: data)
+  }
+
+  /// The fast path, which throws where it leaves the document to Foundation. No `T?` on the way:
+  /// callers are generic, and the runtime would look up that type's metadata on every decode.
+  private func fast<T: Decodable>(_: T.Type, from data: Data) throws -> T {
+    guard data.count <= Self.maxBytes, let tape = JSONTape(data) else { throw LeftToFoundation() }
+    let value = try TapeDecoder(tape: tape, codingPath: []).decode(T.self, at: 0)
+    guard !tape.bailed else { throw LeftToFoundation() }
+    return value
   }
 }
 
@@ -175,15 +185,9 @@ private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     return keys
   }
 
-  /// The node of `key`'s value, if the object has it (a scan: objects are small, see JSONTape).
+  /// The node of `key`'s value, if the object has it.
   private func find(_ key: Key) -> Int? {
-    let name = key.stringValue
-    var index = object + 1
-    for _ in 0..<decoder.tape.nodes[object].count {
-      if decoder.tape.keyEquals(decoder.tape.nodes[index], name) { return index + 1 }
-      index = decoder.tape.nodes[index + 1].next
-    }
-    return nil
+    decoder.tape.member(key.stringValue, of: object)
   }
 
   private func value(_ key: Key) throws -> Int {
