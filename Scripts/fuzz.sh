@@ -2,7 +2,8 @@
 # Fuzzes a decoder with libFuzzer (shipped with the Swift toolchain) under AddressSanitizer.
 # Usage: Scripts/fuzz.sh frames|json [RUNS]   (default 1,000,000)
 #   frames: the broker's wire protocol frame decoder (Fuzz/FrameDecoderFuzzer.swift)
-#   json:   the broker's JSON value decoder against Foundation's (Fuzz/JSONDecoderFuzzer.swift)
+#   json:   the broker's JSON value decoder and encoder against Foundation's
+#           (Fuzz/JSONDecoderFuzzer.swift)
 # Prints libFuzzer's figures and a last line "TARGET fuzzer: N inputs, 0 crashes".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,11 +24,13 @@ case "$target" in
     ;;
   json)
     sources=(Sources/SharedBroker/Internal/JSONTape.swift
-      Sources/SharedBroker/Internal/QuickJSONDecoder.swift Fuzz/JSONDecoderFuzzer.swift)
+      Sources/SharedBroker/Internal/QuickJSONDecoder.swift
+      Sources/SharedBroker/Internal/QuickJSONEncoder.swift Fuzz/JSONDecoderFuzzer.swift)
     printf '%s' '{"count":1,"name":"a\"\\u00e9","ratio":-1.5e3,"on":true}' > "$out/corpus/flat"
     printf '%s' '{"flat":{"count":0},"list":[null,{"count":2}],"table":{"k":[1,65535]},"kind":{"tagged":{"_0":-8,"label":null}},"deep":[[[1e-3,null]]]}' > "$out/corpus/nested"
     printf '%s' '[0.1, 2, -0, 1E+2]' > "$out/corpus/doubles"
     printf '%s' '{"a":-9223372036854775808,"b":9223372036854775807}' > "$out/corpus/table"
+    printf '%s' '{"count":3,"names":["a\/b","\u0001"],"table":{"B":1,"a":null},"nested":[{"count":-1}]}' > "$out/corpus/plain"
     ;;
   *) echo "unknown target $target (frames or json)" >&2; exit 64 ;;
 esac

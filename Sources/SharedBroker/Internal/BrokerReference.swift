@@ -39,11 +39,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   private weak var client: BrokerClient?
   private let lock = NSRecursiveLock()
   private let notifier: ReferenceNotifier<Value>
-  private let encoder: JSONEncoder = {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = .sortedKeys
-    return encoder
-  }()
+  private let encoder = QuickJSONEncoder()
   private let decoder = QuickJSONDecoder()
 
   // Guarded by `lock`.
