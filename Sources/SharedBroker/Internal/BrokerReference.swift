@@ -54,6 +54,10 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   private var local: Value
   private var pending: [Pending] = []
   private var nextSequence: UInt64 = 1
+  /// The newest sequence the broker confirmed: `pending` holds those after it. Asked for on
+  /// every turn of the I/O thread, which `pending.isEmpty` would answer through a lookup of
+  /// generic metadata.
+  private var confirmedThrough: UInt64 = 0
   /// Writes in flight, oldest first.
   private var sent: [SentWrite] = []
   private var synced = false
@@ -126,7 +130,12 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
 
   // MARK: - BrokerChannel (called on the client's I/O thread)
 
-  var hasUnconfirmedWrites: Bool { lock.withLock { !pending.isEmpty } }
+  var hasUnconfirmedWrites: Bool {
+    lock.withLock {
+      assert(pending.isEmpty == (nextSequence - 1 <= confirmedThrough))
+      return nextSequence - 1 > confirmedThrough
+    }
+  }
   var isSynced: Bool { lock.withLock { synced } }
 
   func nextWrite(id: UInt64) -> (base: UInt64, value: Data, after: UInt64?)? {
@@ -242,7 +251,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     }
     lastSaveError = nil
     acknowledge(through: own.coversThrough)
-    sent.removeFirst(index + 1)
+    sent.removePrefix(index + 1)
     return true
   }
 
@@ -250,13 +259,14 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   private func acknowledge(applied lastWrite: UInt64) {
     guard let newest = sent.lastIndex(where: { $0.id <= lastWrite }) else { return }
     acknowledge(through: sent[newest].coversThrough)
-    sent.removeFirst(newest + 1)
+    sent.removePrefix(newest + 1)
   }
 
   private func acknowledge(through sequence: UInt64) {
     // `pending` is in sequence order, so the confirmed ones are a prefix.
     let confirmed = pending.firstIndex { $0.sequence > sequence } ?? pending.count
-    pending.removeFirst(confirmed)
+    pending.removePrefix(confirmed)
+    confirmedThrough = max(confirmedThrough, sequence)
   }
 
   /// Recomputes the local value as confirmed + pending; returns whether it changed.

@@ -67,19 +67,25 @@ final class BrokerStore {
   func write(
     client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil
   ) throws -> WriteResult {
-    let current = entries[key]
-    let version = current?.version ?? 0
-    let lastWrite = current?.lastWrites[client] ?? 0
-    let follows = after.map { $0 == lastWrite && current?.lastClient == client } ?? true
+    // The key is looked up (hashed) once, and its entry read and changed in place: copying it
+    // out and back would copy its per-client map on every write.
+    let slot = entries.index(forKey: key)
+    let version = slot.map { entries.values[$0].version } ?? 0
+    let lastWrite = slot.flatMap { entries.values[$0].lastWrites[client] } ?? 0
+    let lastClient = slot.flatMap { entries.values[$0].lastClient }
+    let follows = after.map { $0 == lastWrite && lastClient == client } ?? true
     guard write > lastWrite, base == version, follows else {
-      return .rejected(version: version, lastWrite: lastWrite, value: current?.value ?? Data())
+      let current = slot.map { entries.values[$0].value } ?? Data()
+      return .rejected(version: version, lastWrite: lastWrite, value: current)
     }
-    try append(LogRecord(key: key, version: version + 1, client: client, write: write, value: value))
-    // Mutate in place: copying the entry out and back would copy its per-client map each write.
-    entries[key, default: Entry(version: 0, value: Data(), lastWrites: [:])].version = version + 1
-    entries[key]!.value = value
-    entries[key]!.lastWrites[client] = write
-    entries[key]!.lastClient = client
+    try append(
+      LogRecord(key: key, version: version + 1, client: client, write: write, value: value))
+    if slot == nil { entries[key] = Entry(version: 0, value: Data(), lastWrites: [:]) }
+    let index = slot ?? entries.index(forKey: key)!
+    entries.values[index].version = version + 1
+    entries.values[index].value = value
+    entries.values[index].lastWrites[client] = write
+    entries.values[index].lastClient = client
     return .applied(version: version + 1)
   }
 

@@ -470,7 +470,7 @@ final class ClientLoop: @unchecked Sendable {
   @discardableResult
   private func settle(_ key: String, through write: UInt64) -> Bool {
     guard let index = inFlight[key]?.firstIndex(of: write) else { return false }
-    inFlight[key]?.removeFirst(index + 1)
+    inFlight[key]?.removePrefix(index + 1)
     if let narrowed = window[key] {
       window[key] = narrowed + 1 >= configuration.maxWritesInFlight ? nil : narrowed + 1
     }
