@@ -3,7 +3,7 @@ SWIFT ?= swift
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build test demo bench chaos fuzz clean
+.PHONY: deps build test demo bench profile chaos fuzz clean
 
 # Installs the system packages the build and the tests use, only when missing.
 deps:
@@ -41,6 +41,14 @@ bench: deps
 	cd Benchmarks && $(SWIFT) run -c release --skip-build broker-benchmarks run \
 	  "$$(cd .. && $(SWIFT) build -c release --show-bin-path)" 3
 	cd Benchmarks && gnuplot Scripts/latency.gnuplot
+
+# Instructions per write on the broker path (reader, writer, broker), counted by callgrind:
+# unlike timings, these repeat to within a percent. See Benchmarks/PROFILING.md.
+profile: deps
+	@command -v valgrind >/dev/null || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq valgrind)
+	rm -f Benchmarks/.build/release/description.json
+	cd Benchmarks && $(SWIFT) build -c release --product callgrind-peer
+	Benchmarks/Scripts/callgrind.sh "$$(cd Benchmarks && $(SWIFT) build -c release --show-bin-path)"
 
 # The full fault runs: 20 broker SIGKILLs under 4 counters x 5000 increments, a million fuzz
 # inputs, and a disk that fills up. `make test` runs the same tests at a small size.

@@ -30,5 +30,13 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]
     ),
+    .executableTarget(
+      name: "callgrind-peer",
+      dependencies: [
+        .product(name: "SharedBroker", package: main),
+        .product(name: "Sharing", package: main),
+        .product(name: "Logging", package: "swift-log"),
+      ]
+    ),
   ]
 )

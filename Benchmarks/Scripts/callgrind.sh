@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Counts the instructions per write of the broker path with callgrind, which unlike the timings
+# repeats to within a percent from run to run on any machine. Three scenarios of COUNT writes
+# paced 5 ms apart, one writer and one reader (plus the broker):
+#   reader: the reader runs under callgrind (its I/O thread: receive, decode, notify)
+#   writer: the writer runs under callgrind (its thread: withLock, encode, send; its I/O
+#           thread: the ACK and its own update coming back)
+#   broker: the broker runs under callgrind (its thread, and libzmq's I/O thread fanning out)
+# Usage: Benchmarks/Scripts/callgrind.sh BIN_DIR [COUNT]   (BIN_DIR: Benchmarks' release dir)
+# Prints "ROLE THREAD: N instructions per write" and keeps the profiles in .build/callgrind/.
+set -euo pipefail
+bin="${1:?usage: callgrind.sh BIN_DIR [COUNT]}"
+count="${2:-1000}"
+out="$(cd "$(dirname "$0")/.." && pwd)/.build/callgrind"
+mkdir -p "$out"
+# valgrind cannot read the toolchain's DWARF; symbol names survive the strip.
+strip --strip-debug -o "$out/peer" "$bin/callgrind-peer"
+peer="$out/peer"
+port=$((20000 + RANDOM % 20000))
+
+under_callgrind() { # ROLE ARGS...: runs the peer under callgrind, profile in $out/ROLE.*
+  local role="$1"
+  shift
+  rm -f "$out/$role".out*
+  SWIFT_BACKTRACE=enable=no valgrind --tool=callgrind --separate-threads=yes \
+    --callgrind-out-file="$out/$role.out" "$peer" "$@" > "$out/$role.log" 2>&1
+}
+
+wait_ready() { # LOG: until the peer writing LOG says it is ready (valgrind starts slowly)
+  for _ in $(seq 1 600); do grep -q '^ready' "$1" 2> /dev/null && return 0; sleep 0.1; done
+  echo "no peer got ready ($1)" >&2
+  exit 1
+}
+
+report() { # ROLE: instructions per write of each thread that did any real work
+  local role="$1"
+  for profile in "$out/$role".out-*; do
+    local total functions name
+    total=$(grep -m1 -E '^(summary|totals):' "$profile" | grep -oE '[0-9]+$')
+    functions=$(callgrind_annotate --inclusive=yes "$profile" 2> /dev/null | swift demangle --simplified)
+    # Threads are told apart by what they ran. The main thread's start-up would swamp its
+    # figure: the writer's counts from its calls of `withLock` (a write's way out), the other
+    # peers' main threads only wait.
+    if [[ "$profile" == *-01 ]]; then
+      [[ "$role" == writer ]] || continue
+      name="withLock on the main thread"
+      total=$(grep -m1 -E '^ *[0-9,]+ .*MutableReference.withLock' <<< "$functions" \
+        | awk '{gsub(",", "", $1); print $1}')
+    elif grep -q 'ClientLoop.run()' <<< "$functions"; then name="client I/O thread"
+    elif grep -q 'BrokerServer.serve' <<< "$functions"; then name="broker thread"
+    elif ((total > 1000 * count)); then name="libzmq I/O thread"
+    else continue
+    fi
+    echo "$role, $name: $((total / count)) instructions per write"
+  done
+}
+
+endpoint() { echo "tcp://127.0.0.1:$((port + $1))"; }
+
+# The reader under callgrind.
+(cd "$out" && "$peer" broker "$(endpoint 0)" "$count" > broker-0.log 2>&1 &)
+wait_ready "$out/broker-0.log"
+under_callgrind reader read "$(endpoint 0)" "$count" &
+wait_ready "$out/reader.log"
+"$peer" write "$(endpoint 0)" "$count"
+wait
+report reader
+
+# The writer under callgrind.
+(cd "$out" && "$peer" broker "$(endpoint 1)" "$count" > broker-1.log 2>&1 &)
+wait_ready "$out/broker-1.log"
+("$peer" read "$(endpoint 1)" "$count" > "$out/reader-1.log" 2>&1 &)
+wait_ready "$out/reader-1.log"
+under_callgrind writer write "$(endpoint 1)" "$count"
+report writer
+
+# The broker under callgrind.
+under_callgrind broker broker "$(endpoint 2)" "$count" &
+wait_ready "$out/broker.log"
+("$peer" read "$(endpoint 2)" "$count" > "$out/reader-2.log" 2>&1 &)
+wait_ready "$out/reader-2.log"
+"$peer" write "$(endpoint 2)" "$count"
+wait
+report broker
