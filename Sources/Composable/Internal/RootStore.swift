@@ -13,6 +13,9 @@ final class RootStore<State, Action> {
   private let dependencies: DependencyValues
   private let sharedChangeTracker: SharedChangeTracker?
   private var bufferedActions: Deque<Action> = []
+  /// Whether `bufferedActions` has any: a send that buffers nothing (most of them) then never
+  /// touches the deque, whose every use from this generic class looks up its metadata.
+  private var hasBufferedActions = false
   private var isSending = false
   private var observers: [Int: @MainActor () -> Void] = [:]
   private var nextObserverID = 0
@@ -46,22 +49,28 @@ final class RootStore<State, Action> {
   /// (an action sent while sending is buffered and runs after the current one).
   @discardableResult
   func send(_ action: Action) -> EffectHandle? {
-    bufferedActions.append(action)
-    guard !isSending else { return nil }
+    guard !isSending else {
+      bufferedActions.append(action)
+      hasBufferedActions = true
+      return nil
+    }
     isSending = true
     var handles: [EffectHandle] = []
     SharedChangeTracker.$current.withValue(sharedChangeTracker) {
       DependencyValues.$_current.withValue(dependencies) {
-        var count = 0
-        while let action = bufferedActions.popFirst() {
+        if let handle = runner.run(reduce(&state, action)) { handles.append(handle) }
+        var count = 1
+        while hasBufferedActions {
+          let action = bufferedActions.removeFirst()
+          hasBufferedActions = !bufferedActions.isEmpty
           count += 1
           guard count <= Self.maxActionsPerSend else {
             reportFeedbackLoop(lastAction: action)
             bufferedActions.removeAll()
+            hasBufferedActions = false
             break
           }
-          let effect = reduce(&state, action)
-          if let handle = runner.run(effect) { handles.append(handle) }
+          if let handle = runner.run(reduce(&state, action)) { handles.append(handle) }
         }
       }
     }
