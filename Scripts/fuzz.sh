@@ -25,7 +25,8 @@ case "$target" in
   json)
     sources=(Sources/SharedBroker/Internal/JSONTape.swift
       Sources/SharedBroker/Internal/QuickJSONDecoder.swift
-      Sources/SharedBroker/Internal/QuickJSONEncoder.swift Fuzz/JSONDecoderFuzzer.swift)
+      Sources/SharedBroker/Internal/QuickJSONEncoder.swift Sources/SharedBroker/Internal/IndexKey.swift
+      Fuzz/JSONDecoderFuzzer.swift)
     printf '%s' '{"count":1,"name":"a\"\\u00e9","ratio":-1.5e3,"on":true}' > "$out/corpus/flat"
     printf '%s' '{"flat":{"count":0},"list":[null,{"count":2}],"table":{"k":[1,65535]},"kind":{"tagged":{"_0":-8,"label":null}},"deep":[[[1e-3,null]]]}' > "$out/corpus/nested"
     printf '%s' '[0.1, 2, -0, 1E+2]' > "$out/corpus/doubles"

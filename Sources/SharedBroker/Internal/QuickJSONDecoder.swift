@@ -158,15 +158,6 @@ private final class TapeDecoder: Decoder {
   }
 }
 
-/// The coding-path key of an array element.
-private struct IndexKey: CodingKey {
-  let intValue: Int?
-  var stringValue: String { "Index \(intValue ?? 0)" }
-  init(_ index: Int) { intValue = index }
-  init?(stringValue _: String) { nil }
-  init?(intValue: Int) { self.intValue = intValue }
-}
-
 private struct TapeKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
   let decoder: TapeDecoder
   let object: Int

@@ -337,15 +337,6 @@ private struct PieceKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
   func superEncoder(forKey _: Key) -> any Encoder { superEncoder() }
 }
 
-/// The coding-path key of an array element.
-private struct ElementKey: CodingKey {
-  let intValue: Int?
-  var stringValue: String { "Index \(intValue ?? 0)" }
-  init(_ index: Int) { intValue = index }
-  init?(stringValue _: String) { nil }
-  init?(intValue: Int) { self.intValue = intValue }
-}
-
 private struct PieceUnkeyedContainer: UnkeyedEncodingContainer {
   let encoder: PieceEncoder
   let array: ArrayPiece
@@ -371,21 +362,21 @@ private struct PieceUnkeyedContainer: UnkeyedEncodingContainer {
   mutating func encode(_ value: UInt32) throws { add(.unsigned(UInt64(value))) }
   mutating func encode(_ value: UInt64) throws { add(.unsigned(UInt64(value))) }
   mutating func encode<T: Encodable>(_ value: T) throws {
-    add(try encoder.piece(of: value, key: ElementKey(count)))
+    add(try encoder.piece(of: value, key: IndexKey(count)))
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(
     keyedBy _: NestedKey.Type
   ) -> KeyedEncodingContainer<NestedKey> {
     let nested = ObjectPiece()
-    let child = PieceEncoder(state: encoder.state, codingPath: codingPath + [ElementKey(count)])
+    let child = PieceEncoder(state: encoder.state, codingPath: codingPath + [IndexKey(count)])
     add(.object(nested))
     return KeyedEncodingContainer(PieceKeyedContainer<NestedKey>(encoder: child, object: nested))
   }
 
   mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
     let nested = ArrayPiece()
-    let child = PieceEncoder(state: encoder.state, codingPath: codingPath + [ElementKey(count)])
+    let child = PieceEncoder(state: encoder.state, codingPath: codingPath + [IndexKey(count)])
     add(.array(nested))
     return PieceUnkeyedContainer(encoder: child, array: nested)
   }
