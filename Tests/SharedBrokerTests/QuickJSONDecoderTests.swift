@@ -5,13 +5,6 @@ import Testing
 /// The fast JSON path gives Foundation's result or leaves the document to Foundation: it never
 /// decodes something Foundation would decode differently, or would refuse.
 @Suite struct QuickJSONDecoderTests {
-  struct Stats: Codable, Equatable {
-    var count = 0
-    var maxCount = 0
-    var minCount = 0
-    var numberOfCounts = 0
-  }
-
   struct Profile: Codable, Equatable {
     enum Role: String, Codable { case owner, guest }
     enum Status: Codable, Equatable {
@@ -26,7 +19,7 @@ import Testing
     var history: [[Int64]]
     var role: Role
     var status: Status
-    var friend: Stats?
+    var friend: BenchmarkValue?
     var nothing: Int?
   }
 
@@ -46,9 +39,11 @@ import Testing
   }
 
   @Test func plainValuesTakeTheFastPath() throws {
-    try expectQuick(Stats.self, #"{"count":3,"maxCount":7,"minCount":-2,"numberOfCounts":9}"#)
     try expectQuick(
-      Stats.self, " {\n\t\"minCount\" : 0 , \"numberOfCounts\":1,\"count\":-0,\"maxCount\":12 }\r\n"
+      BenchmarkValue.self, #"{"count":3,"maxCount":7,"minCount":-2,"numberOfCounts":9}"#)
+    try expectQuick(
+      BenchmarkValue.self,
+      " {\n\t\"minCount\" : 0 , \"numberOfCounts\":1,\"count\":-0,\"maxCount\":12 }\r\n"
     )
     try expectQuick(Int.self, "42")
     try expectQuick(String.self, #""top level""#)
@@ -66,7 +61,7 @@ import Testing
     let profile = Profile(
       name: "Blob \"Jr\"\n", age: 42, score: 0.1 + 0.2, tags: ["a", "é", "😀"],
       flags: ["x": true, "y": false], history: [[1, -2], [], [.max]], role: .guest,
-      status: .away(since: 3, note: nil), friend: Stats(count: 1), nothing: nil
+      status: .away(since: 3, note: nil), friend: BenchmarkValue(count: 1), nothing: nil
     )
     let encoded = try JSONEncoder().encode(profile)
     #expect(quick.quickly(Profile.self, from: encoded) == profile)
@@ -98,8 +93,8 @@ import Testing
     ]
   )
   func doubtfulDocumentsGoToFoundation(json: String) {
-    #expect(quick.quickly(Stats.self, from: data(json)) == nil)
-    expectSameOutcome(Stats.self, data(json))
+    #expect(quick.quickly(BenchmarkValue.self, from: data(json)) == nil)
+    expectSameOutcome(BenchmarkValue.self, data(json))
   }
 
   /// Foundation finds keys by Swift string equality, which is canonical equivalence.
@@ -175,7 +170,8 @@ import Testing
         role: random.next(below: 2) == 0 ? .owner : .guest,
         status: random.next(below: 2) == 0
           ? .online : .away(since: random.next(below: 100), note: "n"),
-        friend: random.next(below: 2) == 0 ? nil : Stats(count: random.next(below: 1_000)),
+        friend: random.next(below: 2) == 0
+          ? nil : BenchmarkValue(count: random.next(below: 1_000)),
         nothing: nil
       )
       var encoded = try JSONEncoder().encode(profile)

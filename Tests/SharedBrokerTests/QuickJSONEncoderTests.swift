@@ -5,13 +5,6 @@ import Testing
 /// The fast JSON encoder writes Foundation's bytes (`.sortedKeys`) or leaves the value to
 /// Foundation: a reader cannot tell which one encoded a write.
 @Suite struct QuickJSONEncoderTests {
-  struct Stats: Codable, Equatable {
-    var count = 0
-    var maxCount = 0
-    var minCount = 0
-    var numberOfCounts = 0
-  }
-
   struct Profile: Codable, Equatable {
     enum Role: String, Codable { case owner, guest }
     enum Status: Codable, Equatable {
@@ -25,7 +18,7 @@ import Testing
     var history: [[Int64]]
     var role: Role
     var status: Status
-    var friend: Stats?
+    var friend: BenchmarkValue?
     var nothing: Int?
     var small: Int8
     var wide: UInt64
@@ -79,13 +72,13 @@ import Testing
   }
 
   @Test func plainValuesTakeTheFastPath() throws {
-    try expectQuick(Stats(count: 3, maxCount: 7, minCount: -2, numberOfCounts: 9))
+    try expectQuick(BenchmarkValue(count: 3, maxCount: 7, minCount: -2, numberOfCounts: 9))
     try expectQuick(
       Profile(
         name: "Blob \"Jr\" / ключ 🔑", age: 255, tags: ["", "a\\b", "\u{7F}\u{2028}"],
         flags: ["b": true, "a": false, "B": true, "10": false, "2": true, "a-b": false],
         history: [[], [Int64.min, 0, Int64.max]], role: .guest,
-        status: .away(since: 3, note: nil), friend: Stats(), nothing: nil, small: -128,
+        status: .away(since: 3, note: nil), friend: BenchmarkValue(), nothing: nil, small: -128,
         wide: .max))
     try expectQuick(Profile.Status.online)
     try expectQuick(Custom())

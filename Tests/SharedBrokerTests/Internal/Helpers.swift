@@ -9,6 +9,14 @@ struct Stats: Codable, Equatable, Sendable {
   var numberOfCounts = 0
 }
 
+/// The value the benchmarks write (`Benchmarks/`), used by the JSON codec tests.
+struct BenchmarkValue: Codable, Equatable, Sendable {
+  var count = 0
+  var maxCount = 0
+  var minCount = 0
+  var numberOfCounts = 0
+}
+
 /// Runs `body` as if in a process of its own: its `.broker` keys go through `client`, and it has
 /// its own cache of references.
 func inProcess<R>(
