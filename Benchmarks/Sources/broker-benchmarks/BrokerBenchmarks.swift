@@ -59,13 +59,13 @@ enum BrokerBenchmarks {
   }
 
   static func throughput(_ runner: Runs, runs: Int, into report: inout Report) async throws {
-    var ourRates: [(Double, Double)] = []
-    var rawRates: [(Double, Double)] = []
+    var ours: [Runs.ThroughputRun] = []
+    var raw: [Runs.ThroughputRun] = []
     for _ in 0..<runs {
-      rawRates.append(try await runner.throughput(.raw, readers: 8, writes: 20_000))
-      ourRates.append(try await runner.throughput(.mirror, readers: 8, writes: 20_000))
+      raw.append(try await runner.throughput(.raw, readers: 8, writes: 20_000))
+      ours.append(try await runner.throughput(.mirror, readers: 8, writes: 20_000))
     }
-    report.throughput(ours: ourRates, raw: rawRates)
+    report.throughput(writes: 20_000, ours: ours, raw: raw)
   }
 
   static func contention(_ runner: Runs, runs: Int, into report: inout Report) throws {

@@ -22,9 +22,9 @@ final class RawForwarder: @unchecked Sendable {
       defer { done.signal() }
       guard let router = try? Socket(context: context, type: .router),
         let publisher = try? Socket(context: context, type: .pub),
+        (try? publisher.set(.sendHighWaterMark, 1_000_000)) != nil,
         (try? router.bind("tcp://127.0.0.1:*")) != nil,
         (try? publisher.bind("tcp://127.0.0.1:*")) != nil,
-        (try? publisher.set(.sendHighWaterMark, 1_000_000)) != nil,
         (try? router.set(.receiveTimeout, 100)) != nil
       else {
         bound.signal()

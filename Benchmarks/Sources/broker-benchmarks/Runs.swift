@@ -32,12 +32,16 @@ struct Runs {
     let brokerCPU: Double
     /// All reader processes together.
     let readersCPU: Double
+    /// How many distinct values the path sent out to the readers: every write on the raw path,
+    /// one per applied compare-and-set on ours.
+    let published: Int
 
-    init(readerOutputs: [String], writerCPU: Double, brokerCPU: Double = 0) {
+    init(readerOutputs: [String], writerCPU: Double, brokerCPU: Double = 0, published: Int) {
       samples = readerOutputs.map(Reader.samples(in:))
       readersCPU = readerOutputs.map(Reader.cpu(in:)).reduce(0, +)
       self.writerCPU = writerCPU
       self.brokerCPU = brokerCPU
+      self.published = published
     }
   }
 
@@ -73,7 +77,8 @@ struct Runs {
       let outputs = children.map { $0.finish() }
       return PathRun(
         readerOutputs: outputs, writerCPU: cpuMicroseconds() - cpuBefore.writer,
-        brokerCPU: cpuMicroseconds(pid: brokerPID) - cpuBefore.broker
+        brokerCPU: cpuMicroseconds(pid: brokerPID) - cpuBefore.broker,
+        published: Int(try broker.version(of: "bench"))
       )
     case .raw:
       let forwarder = try RawForwarder()
@@ -91,7 +96,7 @@ struct Runs {
       let cpuBefore = cpuMicroseconds()
       try await write { count in try writer.send(count: count, payload: Self.payload(count)) }
       let outputs = children.map { $0.finish() }
-      return PathRun(readerOutputs: outputs, writerCPU: cpuMicroseconds() - cpuBefore)
+      return PathRun(readerOutputs: outputs, writerCPU: cpuMicroseconds() - cpuBefore, published: target)
     }
   }
 
@@ -117,20 +122,35 @@ struct Runs {
     return (latencies, run)
   }
 
-  /// Writes as fast as possible; returns (writes per second reaching every reader, distinct
-  /// updates per second seen by a reader).
-  func throughput(_ mode: Mode, readers: Int, writes: Int) async throws -> (writes: Double, updates: Double) {
+  /// What one throughput run gave.
+  struct ThroughputRun {
+    /// Writes per second whose effect reached every reader.
+    let writes: Double
+    /// Distinct values per second a reader saw (the median reader).
+    let updates: Double
+    /// Distinct values the path sent out (``PathRun/published``).
+    let published: Int
+    /// Distinct values the median reader saw.
+    let seen: Int
+  }
+
+  /// Writes as fast as possible, and measures what reached the readers.
+  func throughput(_ mode: Mode, readers: Int, writes: Int) async throws -> ThroughputRun {
     var start: UInt64 = 0
-    let samples = try await withPath(mode, readers: readers, target: writes) { send in
+    let run = try await withPath(mode, readers: readers, target: writes) { send in
       start = now()
       for count in 1...writes { try send(count) }
-    }.samples
-    let ends = samples.compactMap { $0.last?.time }
-    guard let end = ends.max(), end > start else { return (0, 0) }
+    }
+    let samples = run.samples
+    guard let end = samples.compactMap({ $0.last?.time }).max(), end > start else {
+      throw BenchmarkError("no reader of the \(mode) path saw a write")
+    }
     let seconds = Double(end - start) / 1e9
     let delivered = samples.map { $0.last?.count ?? 0 }.min() ?? 0
-    let updates = samples.map(\.count).sorted()[samples.count / 2]
-    return (Double(delivered) / seconds, Double(updates) / seconds)
+    let seen = samples.map(\.count).sorted()[samples.count / 2]
+    return ThroughputRun(
+      writes: Double(delivered) / seconds, updates: Double(seen) / seconds, published: run.published, seen: seen
+    )
   }
 
   // MARK: - Contention

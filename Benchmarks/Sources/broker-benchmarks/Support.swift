@@ -1,5 +1,7 @@
 import Foundation
+import SharedBroker
 import Synchronization
+import ZeroMQ
 
 /// Nanoseconds on CLOCK_MONOTONIC: the same clock in every process of this machine, so a writer
 /// process and a reader process can compare timestamps.
@@ -114,6 +116,21 @@ final class BrokerProcess {
     let status = (try? String(contentsOfFile: "/proc/\(child.process.processIdentifier)/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+  }
+
+  /// The version the broker holds for `key`: how many writes it applied to it, since each applied
+  /// write adds one.
+  func version(of key: String) throws -> UInt64 {
+    let context = try Context()
+    defer { context.terminate() }
+    let probe = try Socket(context: context, type: .dealer)
+    defer { probe.close() }
+    try probe.set(.receiveTimeout, 5_000)
+    try probe.connect(router)
+    try probe.send(BrokerMessage.get(client: "bench-probe", key: key).frames)
+    guard let frames = try probe.receive(), case let .snapshot(_, version, _, _) = try BrokerMessage(frames: frames)
+    else { throw BenchmarkError("the broker did not answer a GET for \"\(key)\"") }
+    return version
   }
 
   func stop() { child.stop() }
