@@ -9,8 +9,13 @@ extension SocketOption where Value == Int32 {
   /// How long unsent messages linger after close, in milliseconds (default here: 0).
   public static var linger: Self { Self(code: ZMQ_LINGER) }
   /// How many outgoing messages queue per peer before sends block or drop.
+  ///
+  /// Set it before `bind` or `connect`: libzmq copies the options into a listener when it binds,
+  /// so a later change misses every peer that listener accepts.
   public static var sendHighWaterMark: Self { Self(code: ZMQ_SNDHWM) }
   /// How many incoming messages queue per peer before the peer is throttled or dropped.
+  ///
+  /// Like ``sendHighWaterMark``, set it before `bind` or `connect`.
   public static var receiveHighWaterMark: Self { Self(code: ZMQ_RCVHWM) }
   /// The first reconnect delay, in milliseconds.
   public static var reconnectInterval: Self { Self(code: ZMQ_RECONNECT_IVL) }
