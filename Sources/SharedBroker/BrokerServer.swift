@@ -185,9 +185,16 @@ public final class BrokerServer: Service, Sendable {
     try socket.set(.zapDomain, Array("sharedmirror".utf8))
   }
 
-  /// Answers one ZAP request (RFC 27): only CURVE clients whose key is on the allow-list pass.
+  /// Answers every waiting ZAP request (RFC 27): only CURVE clients whose key is on the
+  /// allow-list pass. Stops at an empty receive, which leaves the socket's descriptor armed.
   private func authenticate(_ zap: Socket) {
-    guard let request = try? zap.receive(dontWait: true), request.count >= 6 else { return }
+    while let request = try? zap.receive(dontWait: true) {
+      guard request.count >= 6 else { continue }
+      answer(request, on: zap)
+    }
+  }
+
+  private func answer(_ request: [Data], on zap: Socket) {
     let mechanism = String(decoding: request[5], as: UTF8.self)
     let key = request.count >= 7 ? CurveKeyPair.encode(Array(request[6])) : ""
     let allowed = mechanism == "CURVE" && configuration.curve?.allowedClientKeys.contains(key) == true
@@ -210,28 +217,46 @@ public final class BrokerServer: Service, Sendable {
     var sessions = ClientSessions(timeout: configuration.clientTimeout)
     sessions.adopt(store.clients, at: elapsed())
     counters.withLock { $0.clients = sessions.count }
+    // Every socket is polled by its ZMQ_FD, as the clients do: one `ppoll` per wake-up, where
+    // `zmq_poll` makes a non-blocking pass first and asks each socket for its events before and
+    // after it waits. The descriptor only signals commands nobody took in yet, so a socket used
+    // since its last empty receive (a batch cut short, a reply sent) is asked before sleeping.
     var poller = Poller()
-    guard let routerIndex = try? poller.add(router) else { return }
     let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
-    let zapIndex = zap.flatMap { try? poller.add($0) }
-    // A new subscriber and its subscriptions reach the PUB socket as commands, which libzmq takes
-    // in only when the socket is used, and then at most about once a millisecond. Asking for its
-    // events when its descriptor signals takes them in at once, so a joining client's SYNC finds
-    // its subscription in effect sooner.
-    let publisherIndex = (try? publisher.get(.fileDescriptor)).map {
-      poller.add(fileDescriptor: $0)
+    let routerIndex: Int
+    let publisherIndex: Int
+    let zapIndex: Int?
+    do {
+      routerIndex = poller.add(fileDescriptor: try router.get(.fileDescriptor))
+      // A new subscriber and its subscriptions reach the PUB socket as commands, which libzmq
+      // takes in only when the socket is used, and then at most about once a millisecond. Asking
+      // for its events when its descriptor signals takes them in at once, so a joining client's
+      // SYNC finds its subscription in effect sooner.
+      publisherIndex = poller.add(fileDescriptor: try publisher.get(.fileDescriptor))
+      zapIndex = try zap.map { poller.add(fileDescriptor: try $0.get(.fileDescriptor)) }
+    } catch {
+      logger.error("Broker sockets unusable", metadata: ["error": "\(error)"])
+      return
     }
+    // The ZAP socket is only ever drained to empty, so its descriptor stays armed after this.
+    if let zap { authenticate(zap) }
+    var routerTouched = true
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
-        let ready = try poller.poll(timeout: .seconds(1))
+        let routerWaiting = routerTouched && router.hasInput
+        let ready = try poller.poll(timeout: routerWaiting ? .zero : .seconds(1))
         if ready.contains(wakeIndex) { wake.clear() }
-        if let publisherIndex, ready.contains(publisherIndex) { _ = try? publisher.get(.events) }
+        if ready.contains(publisherIndex) { _ = try? publisher.get(.events) }
         if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap) }
         forgetSilentClients(&sessions, store: store)
-        guard ready.contains(routerIndex) else { continue }
+        guard ready.contains(routerIndex) || routerWaiting else { continue }
         // Drain what is queued, a bounded batch at a time so a stop request is seen promptly.
+        routerTouched = true
         for _ in 0..<1_000 {
-          guard let frames = try router.receive(dontWait: true) else { break }
+          guard let frames = try router.receive(dontWait: true) else {
+            routerTouched = false
+            break
+          }
           handle(
             frames, router: router, publisher: publisher, store: store, sessions: &sessions,
             endpoints: endpoints

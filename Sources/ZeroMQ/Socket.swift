@@ -119,6 +119,16 @@ public final class Socket {
     return value
   }
 
+  /// Whether a message waits to be received (``SocketOption/events`` says readable); `false`
+  /// once the socket or its context is closed, which the next receive reports.
+  ///
+  /// Asking takes in the socket's pending commands, as a send or receive does, and each of them
+  /// may use up the signal on its ``SocketOption/fileDescriptor``. A loop that polls the
+  /// descriptor asks this before it sleeps, if it used the socket since its last empty receive.
+  public var hasInput: Bool {
+    ((try? get(.events)) ?? 0) & Int32(ZMQ_POLLIN) != 0
+  }
+
   /// Reads a string option.
   public func get(_ option: SocketOption<String>) throws -> String {
     var buffer = [CChar](repeating: 0, count: 1024)

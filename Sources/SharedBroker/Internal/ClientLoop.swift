@@ -86,7 +86,7 @@ final class ClientLoop: @unchecked Sendable {
     // A send processes libzmq's pending commands, which may clear the DEALER's ZMQ_FD while a
     // reply waits: the I/O thread would sleep through it, so it is woken to read it. (The I/O
     // thread cleared `dealerTouched` before it went to sleep; only a send sets it here.)
-    if dealerTouched, Self.hasInput(dealer) { client.wakeUpSignal?.signal() }
+    if dealerTouched, dealer.hasInput { client.wakeUpSignal?.signal() }
     return true
   }
 
@@ -131,9 +131,9 @@ final class ClientLoop: @unchecked Sendable {
       let monitorIndex = connectingPoller.add(fileDescriptor: try monitor.socket.get(.fileDescriptor))
       (dealerTouched, subscriberTouched, monitorTouched) = (true, true, true)
       while true {
-        let dealerWaiting = dealerTouched && Self.hasInput(dealer)
-        let subscriberWaiting = subscriberTouched && Self.hasInput(subscriber)
-        let monitorWaiting = !connected && monitorTouched && Self.hasInput(monitor.socket)
+        let dealerWaiting = dealerTouched && dealer.hasInput
+        let subscriberWaiting = subscriberTouched && subscriber.hasInput
+        let monitorWaiting = !connected && monitorTouched && monitor.socket.hasInput
         (dealerTouched, subscriberTouched) = (false, false)
         if !connected { monitorTouched = false }
         let timeout = dealerWaiting || subscriberWaiting || monitorWaiting ? .zero : nextDeadline() - .now
@@ -164,10 +164,6 @@ final class ClientLoop: @unchecked Sendable {
     turn.unlock()
     defer { turn.lock() }
     return try body()
-  }
-
-  private static func hasInput(_ socket: Socket) -> Bool {
-    ((try? socket.get(.events)) ?? 0) & 1 != 0
   }
 
   private func secure(_ socket: Socket) throws {
