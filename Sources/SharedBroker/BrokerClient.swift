@@ -7,8 +7,10 @@ internal import ZeroMQ
 /// A process's connection to the broker: one DEALER for requests, one SUB for updates, and the
 /// references of every `.broker` key it mirrors.
 ///
-/// One I/O thread owns both sockets and waits in `zmq_poll`; other threads hand it work through
-/// a lock-protected table and an eventfd wake-up, never by touching a socket. Liveness comes from
+/// One I/O thread owns both sockets and waits on their descriptors; other threads hand it work
+/// through a lock-protected table and an eventfd wake-up. The one exception is a write made while
+/// that thread waits: the writer sends it itself, holding the lock the thread holds whenever it
+/// is not waiting, so no two threads are ever inside libzmq with a socket. Liveness comes from
 /// `PING`/`PONG` heartbeats: after ``Configuration/missedHeartbeats`` unanswered intervals the
 /// client reports ``ConnectionState/disconnected``, keeps every mutation pending, and resyncs and
 /// resends when the broker answers again.
