@@ -124,8 +124,11 @@ struct Report {
       "\"SharedMirror\" \(ourWrites) \(ourUpdates)",
     ]
     func row(_ name: String, _ runs: [Runs.ThroughputRun]) -> String {
-      "| \(name) | \(format(middle(runs, \.writes), 0)) | \(format(middle(runs) { Double($0.published) }, 0)) "
-        + "| \(format(middle(runs) { Double($0.seen) }, 0)) | \(format(middle(runs, \.updates), 0)) |"
+      let figures = [
+        middle(runs, \.writes), middle(runs) { Double($0.published) }, middle(runs) { Double($0.seen) },
+        middle(runs, \.updates),
+      ]
+      return "| \(name) | " + figures.map { format($0, 0) }.joined(separator: " | ") + " |"
     }
     section("2. Throughput, one writer, 8 subscribers", [
       "The writer makes \(writes) writes as fast as it can (`withLock` on ours); the run ends when "

@@ -96,7 +96,9 @@ struct Runs {
       let cpuBefore = cpuMicroseconds()
       try await write { count in try writer.send(count: count, payload: Self.payload(count)) }
       let outputs = children.map { $0.finish() }
-      return PathRun(readerOutputs: outputs, writerCPU: cpuMicroseconds() - cpuBefore, published: target)
+      return PathRun(
+        readerOutputs: outputs, writerCPU: cpuMicroseconds() - cpuBefore, published: target
+      )
     }
   }
 
@@ -149,7 +151,8 @@ struct Runs {
     let delivered = samples.map { $0.last?.count ?? 0 }.min() ?? 0
     let seen = samples.map(\.count).sorted()[samples.count / 2]
     return ThroughputRun(
-      writes: Double(delivered) / seconds, updates: Double(seen) / seconds, published: run.published, seen: seen
+      writes: Double(delivered) / seconds, updates: Double(seen) / seconds,
+      published: run.published, seen: seen
     )
   }
 

@@ -128,7 +128,8 @@ final class BrokerProcess {
     try probe.set(.receiveTimeout, 5_000)
     try probe.connect(router)
     try probe.send(BrokerMessage.get(client: "bench-probe", key: key).frames)
-    guard let frames = try probe.receive(), case let .snapshot(_, version, _, _) = try BrokerMessage(frames: frames)
+    guard let frames = try probe.receive(),
+      case let .snapshot(_, version, _, _) = try BrokerMessage(frames: frames)
     else { throw BenchmarkError("the broker did not answer a GET for \"\(key)\"") }
     return version
   }
