@@ -6,7 +6,8 @@ public import Foundation
 /// way; updates go out on the broker's PUB socket with the key as the topic frame.
 public enum BrokerMessage: Equatable, Sendable {
   // MARK: Requests
-  /// `HELLO 1 client`: announces a client; answered by ``welcome(instance:publisher:)``.
+  /// `HELLO 1 client`: announces a client; answered by
+  /// ``welcome(instance:publisher:maxValueSize:)``.
   case hello(client: String)
   /// `PING`: liveness check; answered by ``pong(instance:)``.
   case ping
@@ -21,9 +22,10 @@ public enum BrokerMessage: Equatable, Sendable {
   case write(client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil)
 
   // MARK: Replies
-  /// `WELCOME 1 instance publisher`: the broker's instance id (new on every start) and where its
-  /// PUB socket listens.
-  case welcome(instance: String, publisher: String)
+  /// `WELCOME 1 instance publisher [maxValueSize]`: the broker's instance id (new on every
+  /// start), where its PUB socket listens, and the largest value it accepts (absent from a broker
+  /// that does not say).
+  case welcome(instance: String, publisher: String, maxValueSize: UInt64? = nil)
   /// `PONG instance`.
   case pong(instance: String)
   /// `SNAPSHOT key version lastWrite value`: version 0 means the key has no value yet;
@@ -90,8 +92,9 @@ extension BrokerMessage {
     case let .write(client, write, key, base, value, after):
       let frames = [F.text("WRITE"), F.text(client), F.number(write), F.text(key), F.number(base), value]
       return after.map { frames + [F.number($0)] } ?? frames
-    case let .welcome(instance, publisher):
+    case let .welcome(instance, publisher, maxValueSize):
       return [F.text("WELCOME"), F.text(Self.protocolVersion), F.text(instance), F.text(publisher)]
+        + (maxValueSize.map { [F.number($0)] } ?? [])
     case let .pong(instance):
       return [F.text("PONG"), F.text(instance)]
     case let .snapshot(key, version, lastWrite, value):
@@ -167,8 +170,12 @@ extension BrokerMessage {
         value: fields[4], after: fields.count == 6 ? try number(5) : nil
       )
     case "WELCOME":
-      try count(3)
-      self = .welcome(instance: try text(1), publisher: try text(2))
+      guard fields.count == 3 || fields.count == 4 else {
+        throw .malformed("WELCOME has \(fields.count) fields, expected 3 or 4")
+      }
+      self = .welcome(
+        instance: try text(1), publisher: try text(2), maxValueSize: fields.count == 4 ? try number(3) : nil
+      )
     case "PONG":
       try count(1)
       self = .pong(instance: try text(0))

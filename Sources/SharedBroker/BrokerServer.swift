@@ -323,7 +323,12 @@ public final class BrokerServer: Service, Sendable {
     }
     switch request {
     case .hello:
-      reply(.welcome(instance: instance, publisher: endpoints.publisher))
+      reply(
+        .welcome(
+          instance: instance, publisher: endpoints.publisher,
+          maxValueSize: UInt64(configuration.maxValueSize)
+        )
+      )
     case .ping:
       reply(.pong(instance: instance))
     case let .sync(client, key):

@@ -44,22 +44,50 @@ struct BadInputTests {
     }
   }
 
-  @Test func oversizedValuesAreRefusedAndStayPending() async throws {
+  /// A client that does not check the limit itself (one written in another language) gets the
+  /// broker's answer, naming the write.
+  @Test func brokerRefusesOversizedValues() async throws {
+    let fixture = try BrokerFixture(maxValueSize: 1_000)
+    defer { fixture.shutdown() }
+    let write = BrokerMessage.write(client: "c", write: 1, key: "text", base: 0, value: Data(count: 5_000))
+    let reply = try #require(try exchange(write.frames, with: fixture.endpoint))
+    guard case let .error(code, _, key, writeID) = try BrokerMessage(frames: reply) else {
+      Issue.record("expected an ERROR, got \(reply)")
+      return
+    }
+    #expect(code == .tooLarge)
+    #expect(key == "text")
+    #expect(writeID == 1)
+    #expect(fixture.server?.statistics.oversized == 1)
+    #expect(fixture.server?.statistics.writesApplied == 0)
+  }
+
+  /// The client, told the limit in WELCOME, does not send a bigger value: past the limit + 64 KiB
+  /// the broker's libzmq would drop the connection without a reply, and the write would wait for
+  /// an answer forever. It reports the error the broker would, keeps the value pending, and its
+  /// other keys carry on; the next value that fits replaces it.
+  @Test func oversizedValuesAreRefusedBeforeSendingAndStayPending() async throws {
     let fixture = try BrokerFixture(maxValueSize: 1_000)
     defer { fixture.shutdown() }
     let client = fixture.makeClient()
     let text = await inProcess(client) { Shared(wrappedValue: "", .broker("text")) }
+    let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
     try await client.waitUntilConnected()
-    text.withLock { $0 = String(repeating: "x", count: 5_000) }
+    text.withLock { $0 = String(repeating: "x", count: 200_000) }
     await #expect(throws: BrokerClientError.self) {
-      try await client.waitUntilConfirmed(timeout: .milliseconds(300))
+      try await client.waitUntilConfirmed(keys: ["text"], timeout: .milliseconds(300))
     }
-    #expect(text.saveError != nil)
-    #expect(text.wrappedValue.count == 5_000)
-    #expect((fixture.server?.statistics.oversized ?? 0) >= 1)
-    // A smaller value goes through.
+    let error = try #require(text.saveError as? BrokerWriteError)
+    #expect(error.code == .tooLarge)
+    #expect(error.message.contains("200002 bytes"))
+    #expect(text.wrappedValue.count == 200_000)
+    #expect(fixture.server?.statistics.oversized == 0)
+
+    count.withLock { $0 += 1 }
+    try await client.waitUntilConfirmed(keys: ["count"])
     text.withLock { $0 = "small" }
     try await client.waitUntilConfirmed()
+    #expect(text.saveError == nil)
   }
 
   @Test func messagesOverTheTransportLimitDropOnlyTheirSender() async throws {
@@ -121,7 +149,9 @@ struct BadInputTests {
     let messages: [BrokerMessage] = [
       .hello(client: "c"), .ping, .sync(client: "c", key: "k"), .get(client: "c", key: "k"),
       .write(client: "c", write: 3, key: "k", base: 2, value: Data("{}".utf8)),
-      .welcome(instance: "i", publisher: "tcp://127.0.0.1:1"), .pong(instance: "i"),
+      .welcome(instance: "i", publisher: "tcp://127.0.0.1:1"),
+      .welcome(instance: "i", publisher: "tcp://127.0.0.1:1", maxValueSize: 1_048_576),
+      .pong(instance: "i"),
       .snapshot(key: "k", version: 4, lastWrite: 3, value: Data("1".utf8)),
       .ack(key: "k", write: 3, version: 4),
       .reject(key: "k", write: 3, version: 4, lastWrite: 2, value: Data("1".utf8)),

@@ -49,6 +49,10 @@ final class ClientLoop: @unchecked Sendable {
   private var dealer: Socket!
   private var subscriber: Socket!
   private var brokerInstance: String?
+  /// The largest value the broker accepts, as its WELCOME said. A bigger one is not sent: past
+  /// its transport limit the broker's libzmq would drop the connection without a reply, and the
+  /// write would wait for an answer that never comes.
+  private var maxValueSize: UInt64?
   private var publisherEndpoint: String?
   private var connected = false
   private var lastHeard = ContinuousClock.now
@@ -317,7 +321,8 @@ final class ClientLoop: @unchecked Sendable {
 
   private func handle(_ reply: BrokerMessage, _ client: BrokerClient) {
     switch reply {
-    case let .welcome(instance, publisher):
+    case let .welcome(instance, publisher, maxValueSize):
+      self.maxValueSize = maxValueSize
       connect(instance: instance, publisher: publisher, client)
     case let .pong(instance):
       if instance != brokerInstance || !connected {
@@ -454,6 +459,18 @@ final class ClientLoop: @unchecked Sendable {
       let writeID = nextWriteID
       guard let write = channel.nextWrite(id: writeID) else { continue }
       nextWriteID += 1
+      if let maxValueSize, write.value.count > maxValueSize {
+        // What the broker would answer, without the round trip; retried like its answer.
+        retryAfter[key] = now + interval
+        channel.writeFailed(
+          BrokerWriteError(
+            code: .tooLarge,
+            message: "value of \(write.value.count) bytes exceeds the broker's limit of \(maxValueSize)"
+          )
+        )
+        client.progressed()
+        continue
+      }
       inFlight[key, default: []].append(writeID)
       send(
         .write(client: id, write: writeID, key: key, base: write.base, value: write.value, after: write.after)
