@@ -14,6 +14,7 @@ let package = Package(
   products: [
     .library(name: "Sharing", targets: ["Sharing"]),
     .library(name: "Composable", targets: ["Composable"]),
+    .library(name: "ComposableTestSupport", targets: ["ComposableTestSupport"]),
     .library(name: "CaseStudies", targets: ["CaseStudies"]),
     .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
     .library(name: "SharedBroker", targets: ["SharedBroker"]),
@@ -67,6 +68,14 @@ let package = Package(
         .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
         .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
         .product(name: "OpenCombine", package: "OpenCombine"),
+      ],
+      swiftSettings: settings
+    ),
+    .target(
+      name: "ComposableTestSupport",
+      dependencies: [
+        "Composable",
+        .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
       ],
       swiftSettings: settings
     ),

@@ -54,6 +54,9 @@ public final class TestStore<State: Equatable, Action> {
     line: UInt = #line,
     column: UInt = #column
   ) where R.State == State, R.Action == Action {
+    #if os(Linux)
+      TestSupportLink.check()
+    #endif
     var dependencies = DependencyValues._current
     prepareDependencies(&dependencies)
     let (initialState, reducer) = DependencyValues.$_current.withValue(dependencies) {
