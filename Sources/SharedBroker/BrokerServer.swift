@@ -70,11 +70,16 @@ public final class BrokerServer: Service, Sendable {
   /// Loads the data, binds the sockets and starts serving on a thread of its own.
   ///
   /// - Returns: The endpoints actually bound.
-  /// - Throws: ``ZMQError`` when an endpoint cannot be bound, or a storage error when the data
-  ///   directory cannot be read or written.
+  /// - Throws: ``BrokerStartError`` naming the endpoint that cannot be bound or the data
+  ///   directory that cannot be read or written, and why.
   @discardableResult
   public func start() throws -> BrokerEndpoints {
-    let store = try BrokerStore(directory: configuration.dataDirectory)
+    let store: BrokerStore
+    do {
+      store = try BrokerStore(directory: configuration.dataDirectory)
+    } catch {
+      throw BrokerStartError.dataDirectory(configuration.dataDirectory?.path ?? "", error)
+    }
     let wake = try WakeUpSignal()
     let ready = Mutex<Result<BrokerEndpoints, any Error>?>(nil)
     let bound = DispatchSemaphore(value: 0)
@@ -170,11 +175,21 @@ public final class BrokerServer: Service, Sendable {
     // Per connection: a client that floods the broker waits on its own queue (libzmq stops
     // reading its TCP stream), while the ROUTER keeps taking one message from each in turn.
     try router.set(.receiveHighWaterMark, 1_000)
-    try router.bind(configuration.listen)
+    do {
+      try router.bind(configuration.listen)
+    } catch {
+      throw BrokerStartError.bind(.listen, configuration.listen, error)
+    }
     let publisher = try Socket(context: context, type: .pub)
     try secure(publisher)
     try publisher.set(.sendHighWaterMark, 100_000)
-    try publisher.bind(configuration.publishEndpoint)
+    do {
+      try publisher.bind(configuration.publishEndpoint)
+    } catch {
+      throw BrokerStartError.bind(
+        configuration.publish == nil ? .derivedPublish : .publish, configuration.publishEndpoint, error
+      )
+    }
     return (router, publisher)
   }
 

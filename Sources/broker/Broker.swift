@@ -18,7 +18,8 @@ struct Broker: AsyncParsableCommand {
       (even after SIGKILL) loses no confirmed write. With --curve-secret-file and \
       --allow-keys, every connection is encrypted and only listed client keys get in.
       """,
-    subcommands: [Keygen.self]
+    version: SharedMirrorRelease.description,
+    subcommands: [Keygen.self, Ping.self]
   )
 
   @Option(help: "The ROUTER endpoint clients connect to (env SHARED_BROKER_LISTEN).")
@@ -36,10 +37,14 @@ struct Broker: AsyncParsableCommand {
   /// `--data`, else the environment's.
   var data: String? { dataOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_DATA"] }
 
-  @Option(help: "The largest value accepted, in bytes.")
+  // Unconditional: "-5" is a bad value, not a missing one.
+  @Option(parsing: .unconditional, help: "The largest value accepted, in bytes.")
   var maxValueSize = 1 << 20
 
-  @Option(help: "Seconds a client may stay silent before the broker forgets it (its heartbeats keep it alive).")
+  @Option(
+    parsing: .unconditional,
+    help: "Seconds a client may stay silent before the broker forgets it (its heartbeats keep it alive)."
+  )
   var clientTimeout: Double = 3600
 
   @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
@@ -56,8 +61,9 @@ struct Broker: AsyncParsableCommand {
       throw ValidationError("Unknown log level \"\(logLevel)\".")
     }
     guard maxValueSize > 0 else { throw ValidationError("--max-value-size must be positive.") }
-    guard clientTimeout > 0, clientTimeout.isFinite else {
-      throw ValidationError("--client-timeout must be a positive number of seconds.")
+    // Beyond about 31 years a duration overflows.
+    guard clientTimeout > 0, clientTimeout <= 1_000_000_000 else {
+      throw ValidationError("--client-timeout must be a positive number of seconds, at most 1000000000.")
     }
     guard (curveSecretFile == nil) == (allowKeys == nil) else {
       throw ValidationError("--curve-secret-file and --allow-keys go together.")
@@ -105,7 +111,9 @@ struct Broker: AsyncParsableCommand {
     do {
       try server.start()
     } catch {
-      throw ValidationError("Cannot start the broker on \(listen): \(error)")
+      // Not a usage error: the flags were fine, the system refused (a busy port, a bad --data).
+      FileHandle.standardError.write(Data("broker: error: \(error)\n".utf8))
+      throw ExitCode.failure
     }
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(

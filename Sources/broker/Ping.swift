@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import SharedBroker
+import ZeroMQ
+
+/// `broker ping [ENDPOINT]`: asks a broker whether it answers, as a health check. It sends one
+/// `PING` without `HELLO`, so the broker keeps no record of it (unlike a client, which it
+/// remembers for `--client-timeout`).
+struct Ping: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Exit 0 if the broker answers a PING in time, else 1 (a health check that leaves no client behind)."
+  )
+
+  @Argument(help: "The broker's ROUTER endpoint.")
+  var endpoint = "tcp://127.0.0.1:5555"
+
+  @Option(parsing: .unconditional, help: "Seconds to wait for the answer.")
+  var timeout: Double = 2
+
+  func validate() throws {
+    guard timeout > 0, timeout <= 1_000_000 else {
+      throw ValidationError("--timeout must be a positive number of seconds, at most 1000000.")
+    }
+  }
+
+  func run() throws {
+    let context = try Context()
+    defer { context.terminate() }
+    let socket = try Socket(context: context, type: .dealer)
+    defer { socket.close() }
+    try socket.set(.linger, 0)
+    try socket.set(.receiveTimeout, Int32(timeout * 1_000))
+    do {
+      try socket.connect(endpoint)
+    } catch {
+      throw ValidationError("Cannot connect to \(endpoint): \(error)")
+    }
+    _ = try socket.send(BrokerMessage.ping.frames)
+    while let frames = try socket.receive() {
+      if case let .pong(instance)? = try? BrokerMessage(frames: frames) {
+        print("broker at \(endpoint) answered (instance \(instance))")
+        return
+      }
+    }
+    FileHandle.standardError.write(
+      Data("broker ping: no answer from \(endpoint) within \(timeout) s\n".utf8)
+    )
+    throw ExitCode.failure
+  }
+}
