@@ -134,12 +134,16 @@ let package = Package(
     ),
     .executableTarget(
       name: "counter",
-      dependencies: ["MirrorApps", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      dependencies: [
+        "MirrorApps", "SharedBroker", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
       swiftSettings: settings
     ),
     .executableTarget(
       name: "profile",
-      dependencies: ["MirrorApps", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      dependencies: [
+        "MirrorApps", "SharedBroker", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
       swiftSettings: settings
     ),
     .target(

@@ -39,7 +39,8 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
   /// - Parameters:
   ///   - options: The shared flags.
   ///   - once: Read the current value, print it and exit (profile `--once`).
-  /// - Throws: `ExitCode.failure` after printing why (an unreachable broker, a bad script).
+  /// - Throws: `ExitCode.failure` after printing why (an unreachable broker, a bad script,
+  ///   taps the broker did not confirm).
   public func run(_ options: ProgramOptions, once: Bool = false) async throws {
     let script = try options.script.map {
       do {
@@ -66,9 +67,14 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
         emit(render(store.state, options.format))
       } else if let script {
-        try await runScript(script, store: store, client: client, options: options)
+        // The script acts on the shared value, so it starts only once the broker sent it.
+        try await client.waitUntilConnected(timeout: options.timeoutDuration)
+        try await runScript(script, store: store)
+        try await confirmTaps(client, timeout: options.timeoutDuration)
+        emit(render(store.state, options.format))
       } else {
         try await runContinuously(store: store, client: client, options: options, logger: logger)
+        try await confirmTaps(client, timeout: Self.quitTimeout)
       }
     } catch let error as BrokerClientError {
       complain("\(name): error: \(error)")
@@ -76,6 +82,22 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     }
   }
 
+  /// How long quitting the interactive program waits for the broker to confirm pending taps.
+  static var quitTimeout: Duration { .seconds(2) }
+
+  /// Waits until the broker has confirmed every tap; if some are still unconfirmed after
+  /// `timeout`, fails saying how many are lost.
+  private func confirmTaps(_ client: BrokerClient, timeout: Duration) async throws {
+    try? await client.waitUntilConfirmed(timeout: timeout)
+    let lost = client.unconfirmedWriteCount
+    guard lost > 0 else { return }
+    let connection = client.handshakeFailureReason ?? client.connectionState.rawValue
+    let (taps, are) = lost == 1 ? ("1 tap was", "is") : ("\(lost) taps were", "are")
+    throw BrokerClientError.timedOut(
+      "\(taps) not confirmed by the broker at \(client.endpoint) within \(timeout) "
+        + "(\(connection)) and \(are) lost"
+    )
+  }
   private func render(_ state: R.State, _ format: ProgramOptions.PrintFormat) -> String {
     switch format {
     case .text: line(state)
@@ -92,11 +114,7 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
 
   // MARK: - Modes
 
-  private func runScript(
-    _ script: Script, store: Store<R.State, R.Action>, client: BrokerClient, options: ProgramOptions
-  ) async throws {
-    let printer = store.observe({ render($0, options.format) }) { emit($0) }
-    defer { printer.cancel() }
+  private func runScript(_ script: Script, store: Store<R.State, R.Action>) async throws {
     for step in script.steps {
       switch step {
       case let .command(command):
@@ -105,8 +123,6 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         try await Task.sleep(for: duration)
       }
     }
-    try await client.waitUntilConfirmed(timeout: options.timeoutDuration)
-    emit(render(store.state, options.format))
   }
 
   private func runContinuously(
@@ -118,9 +134,13 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     let view: StoreObservation
     if interactive {
       terminal.activate()
-      view = store.observe({ screen($0, options) }) { terminal.draw($0) }
+      view = store.observe({ state in
+        screen(state, options) + (refusal(state, client).map { ["", "  \($0)"] } ?? [])
+      }) { terminal.draw($0) }
     } else {
-      view = store.observe({ render($0, options.format) }) { emit($0) }
+      view = store.observe({ state in
+        render(state, options.format) + (refusal(state, client).map { " · \($0)" } ?? "")
+      }) { emit($0) }
     }
     defer {
       view.cancel()
@@ -144,15 +164,20 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     }
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
-        services: [.init(service: loop)],
+        // `q` ends the loop: that is a graceful end of the program, not a failed service.
+        services: [.init(service: loop, successTerminationBehavior: .gracefullyShutdownGroup)],
         // SIGHUP too: a closed terminal window still gets its pending taps to the broker.
         gracefulShutdownSignals: [.sigterm, .sigint, .sighup],
         logger: logger
       )
     )
     try await group.run()
-    // Give pending writes a moment to reach the broker before leaving.
-    try? await client.waitUntilConfirmed(timeout: .seconds(2))
+  }
+
+  /// Why the broker refuses this client, while it does: shown with the state, since the
+  /// connection alone would only say `refused`.
+  private func refusal(_ state: R.State, _ client: BrokerClient) -> String? {
+    connection(state) == .refused ? client.handshakeFailureReason : nil
   }
 }
 

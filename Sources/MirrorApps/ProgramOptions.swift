@@ -24,7 +24,15 @@ public struct ProgramOptions: ParsableArguments {
   public var key = "stats"
 
   /// Commands to run instead of the interactive UI.
-  @Option(help: "Comma-separated commands to run, then wait for the broker's confirmation, print the final state and exit. CMDxN repeats, wait:MS pauses.")
+  @Option(
+    help: ArgumentHelp(
+      "Comma-separated commands to run once the shared value has arrived; then wait for the "
+        + "broker to confirm every tap, print the final state (one line) and exit.",
+      discussion: "Commands: + and - (counter), prime (counter: is the count prime?), reset "
+        + "(profile), wait:MS (pause MS milliseconds), CMDxN (CMD N times, e.g. +x500). "
+        + "Exits 1 if the broker cannot be reached or does not confirm every tap in time."
+    )
+  )
   public var script: String?
 
   /// The output format.
@@ -55,7 +63,11 @@ public struct ProgramOptions: ParsableArguments {
   }
 
   /// How long to wait for the broker in script and once modes.
-  @Option(help: "Seconds to wait for the broker before giving up (script and once modes).")
+  // Unconditional: "--timeout -1" is a bad value, not a missing one.
+  @Option(
+    parsing: .unconditional,
+    help: "Seconds to wait for the broker before giving up (script and once modes)."
+  )
   public var timeout: Double = 10
 
   /// Creates the defaults.
@@ -63,7 +75,7 @@ public struct ProgramOptions: ParsableArguments {
 
   /// Checks the values.
   public func validate() throws {
-    guard timeout > 0 else { throw ValidationError("--timeout must be positive.") }
+    try Self.checkSeconds(timeout, flag: "--timeout")
     guard (1...256).contains(key.utf8.count),
       !key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
     else {
@@ -95,5 +107,24 @@ public struct ProgramOptions: ParsableArguments {
   }
 
   /// ``timeout`` as a duration.
-  public var timeoutDuration: Duration { .milliseconds(Int(timeout * 1_000)) }
+  public var timeoutDuration: Duration { .seconds(timeout) }
+
+  /// The longest number of seconds a flag takes (about 31 years): beyond it a duration
+  /// overflows.
+  public static let maximumSeconds: Double = 1_000_000_000
+
+  /// Checks that `seconds` is positive and at most ``maximumSeconds`` (NaN and infinity are
+  /// neither).
+  ///
+  /// - Parameters:
+  ///   - seconds: The flag's value.
+  ///   - flag: The flag, for the message.
+  /// - Throws: A `ValidationError` saying what the flag takes.
+  public static func checkSeconds(_ seconds: Double, flag: String) throws {
+    guard seconds > 0, seconds <= maximumSeconds else {
+      throw ValidationError(
+        "\(flag) must be a positive number of seconds, at most \(Int(maximumSeconds))."
+      )
+    }
+  }
 }

@@ -87,6 +87,9 @@ public final class BrokerClient: Sendable {
     case connected
     /// The broker stopped answering; mutations stay pending locally.
     case disconnected
+    /// The broker refused the security handshake for a reason retrying cannot fix (see
+    /// ``handshakeFailureReason``); mutations stay pending locally.
+    case refused
   }
 
   /// The broker's ROUTER endpoint.
@@ -188,6 +191,16 @@ public final class BrokerClient: Sendable {
   /// Whether any mutation is still waiting for the broker's confirmation.
   public var hasUnconfirmedWrites: Bool {
     channels.contains { $0.hasUnconfirmedWrites }
+  }
+
+  /// How many mutations (`withLock` calls) of all keys still wait for the broker's confirmation.
+  public var unconfirmedWriteCount: Int {
+    channels.reduce(0) { $0 + $1.unconfirmedWriteCount }
+  }
+
+  /// Why the broker refused the last security handshake, while it does.
+  public var handshakeFailureReason: String? {
+    shared.withLock { $0.handshakeFailure?.reason }
   }
 
   /// Waits until the broker has confirmed every mutation of `keys` (all keys by default) and
@@ -307,16 +320,23 @@ public final class BrokerClient: Sendable {
     progressed()
   }
 
-  /// Records the outcome of a security handshake (`nil`: it succeeded).
+  /// Records the outcome of a security handshake (`nil`: it succeeded). A permanent failure
+  /// shows as ``ConnectionState/refused`` until a handshake succeeds.
   func handshakeFailed(_ failure: HandshakeFailure?) {
-    let changed = shared.withLock { state in
+    let (changed, refused) = shared.withLock { state in
       defer { state.handshakeFailure = failure }
-      return state.handshakeFailure != failure
+      return (state.handshakeFailure != failure, state.state == .refused)
     }
     if changed, let failure {
       logger.error("Broker handshake failed", metadata: ["endpoint": "\(endpoint)", "reason": "\(failure.reason)"])
     }
-    progressed()
+    if failure?.isPermanent == true {
+      setState(.refused)
+    } else if refused {
+      setState(.connecting)
+    } else {
+      progressed()
+    }
   }
 
   /// Something waiters may care about happened.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MirrorApps
+import SharedBroker
 
 /// The counter program: + and − change a count mirrored through the broker to every other
 /// counter and profile.
@@ -8,21 +9,22 @@ struct CounterCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "counter",
     abstract: "Count, mirrored through the SharedMirror broker.",
-    discussion: "Keys: + and - change the count, p checks whether it is prime, q quits."
+    discussion: "Keys: + and - change the count, p checks whether it is prime, q quits.",
+    version: SharedMirrorRelease.description
   )
 
   @OptionGroup var options: ProgramOptions
 
-  @Option(help: "Tap + every this many seconds (for unattended demos).")
+  @Option(parsing: .unconditional, help: "Tap + every this many seconds (for unattended demos).")
   var autoplay: Double?
 
   func validate() throws {
-    if let autoplay, autoplay <= 0 { throw ValidationError("--autoplay must be positive.") }
+    if let autoplay { try ProgramOptions.checkSeconds(autoplay, flag: "--autoplay") }
   }
 
   @MainActor
   func run() async throws {
-    try await Program.counter(autoplay: autoplay.map { .milliseconds(Int($0 * 1_000)) })
+    try await Program.counter(autoplay: autoplay.map { .seconds($0) })
       .run(options)
   }
 }

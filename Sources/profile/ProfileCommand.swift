@@ -1,5 +1,6 @@
 import ArgumentParser
 import MirrorApps
+import SharedBroker
 
 /// The profile program: shows the statistics mirrored through the broker; r resets them in
 /// every process.
@@ -8,7 +9,8 @@ struct ProfileCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "profile",
     abstract: "Show (and reset) the statistics mirrored through the SharedMirror broker.",
-    discussion: "Keys: r resets everywhere, q quits."
+    discussion: "Keys: r resets everywhere, q quits.",
+    version: SharedMirrorRelease.description
   )
 
   @OptionGroup var options: ProgramOptions

@@ -212,7 +212,7 @@ struct StorageFailureTests {
       ]
     )
     #expect(await counter.waitForExit() == 1)
-    #expect(counter.printed.contains("did not confirm all writes"))
+    #expect(counter.printed.contains("not confirmed by the broker"))
     #expect(await broker.waitForOutput(containing: "Could not persist a write") != nil)
 
     // The broker is alive and serves what it did persist.
@@ -222,7 +222,7 @@ struct StorageFailureTests {
     // Refused writes stay with their writer (reported as unconfirmed), never half-applied.
     ChaosTests.report(
       fault: "disk full (file-size limit on --data)", injected: "1", inputs: "20 writes",
-      lost: broker.process.isRunning && counter.printed.contains("did not confirm") ? 0 : 1
+      lost: broker.process.isRunning && counter.printed.contains("not confirmed by the broker") ? 0 : 1
     )
   }
 }

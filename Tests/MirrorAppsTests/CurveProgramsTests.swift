@@ -54,5 +54,14 @@ struct CurveProgramsTests {
       )
     }
     #expect(broker.printed.contains("Denied a client"))
+
+    // Running, a refused program shows why instead of `connecting` forever.
+    let refused = try ChildProcess("counter", [
+      "--broker", router, "--curve-server-key", serverKey, "--curve-key-file", path("stranger.key"),
+    ])
+    let shown = await refused.waitForOutput(containing: "refused")
+    #expect(shown?.contains("allow-list") == true, "\(refused.printed)")
+    refused.signal(SIGTERM)
+    #expect(await refused.waitForExit() == 0)
   }
 }

@@ -70,12 +70,29 @@ struct ProgramsTests {
       "counter", ["--broker", "tcp://127.0.0.1:9", "--script", "+", "--timeout", "0.5"]
     )
     #expect(await counter.waitForExit() == 1)
-    #expect(counter.printed.contains("counter: error: the broker at tcp://127.0.0.1:9 did not confirm"))
+    #expect(counter.printed.contains("counter: error: could not reach the broker at tcp://127.0.0.1:9"))
     let profile = try ChildProcess(
       "profile", ["--broker", "tcp://127.0.0.1:9", "--once", "--timeout", "0.5"]
     )
     #expect(await profile.waitForExit() == 1)
     #expect(profile.printed.contains("could not reach the broker"))
+  }
+
+  /// A script acts on the shared value: `prime` answers for the count other processes made.
+  @Test func scriptRunsOnTheSharedValueAndPrintsOneLine() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let writer = try ChildProcess("counter", ["--broker", router, "--script", "+x7"])
+    #expect(await writer.waitForExit() == 0)
+    #expect(writer.printed == "count 7 · connected\n")
+
+    let checker = try ChildProcess("counter", ["--broker", router, "--script", "prime"])
+    #expect(await checker.waitForExit() == 0)
+    #expect(checker.printed == "count 7 · connected · 👍 The number 7 is prime!\n")
+
+    let json = try ChildProcess("counter", ["--broker", router, "--script", "+x500", "--print", "json"])
+    #expect(await json.waitForExit() == 0)
+    #expect(json.printed == #"{"count":507,"maxCount":507,"minCount":0,"numberOfCounts":507}"# + "\n")
   }
 
   @Test func badFlagsGiveUsageAndAFailingExit() async throws {

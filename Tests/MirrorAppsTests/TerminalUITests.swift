@@ -28,16 +28,20 @@ struct TerminalUITests {
     return contents
   }
 
+  /// A pane command that runs `program` and then shows how it ended, as `EXIT=<status>`.
+  func reportingExit(_ program: String) -> String {
+    "\(productsDirectory.path)/\(program); echo EXIT=$?; sleep 60"
+  }
+
   @Test func counterAndProfileMirrorEachOtherInTmux() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    let bin = productsDirectory.path
     try tmux(
       "new-session", "-d", "-s", session, "-x", "100", "-y", "20",
-      "\(bin)/counter --broker \(router)"
+      reportingExit("counter --broker \(router)")
     )
     defer { _ = try? tmux("kill-server") }
-    try tmux("split-window", "-t", session, "-v", "\(bin)/profile --broker \(router)")
+    try tmux("split-window", "-t", session, "-v", reportingExit("profile --broker \(router)"))
     let counter = "\(session):0.0"
     let profile = "\(session):0.1"
 
@@ -53,7 +57,31 @@ struct TerminalUITests {
     try tmux("send-keys", "-t", profile, "r")
     #expect(try await screen(counter, showing: "count  0").contains("count  0"))
 
+    // Taps right before q still reach the broker: quitting waits for their confirmation.
+    for _ in 0..<2 { try tmux("send-keys", "-t", counter, "+") }
     try tmux("send-keys", "-t", counter, "q")
     try tmux("send-keys", "-t", profile, "q")
+    #expect(try await screen(counter, showing: "EXIT=").contains("EXIT=0"))
+    #expect(try await screen(profile, showing: "EXIT=").contains("EXIT=0"))
+    let reader = try ChildProcess("profile", ["--broker", router, "--once"])
+    #expect(await reader.waitForExit() == 0)
+    #expect(reader.printed.hasPrefix("current 2 "), "\(reader.printed)")
+  }
+
+  /// Taps the broker never confirmed are not dropped without a word.
+  @Test func quittingWithTheBrokerDownReportsTheLostTaps() async throws {
+    try tmux(
+      "new-session", "-d", "-s", session, "-x", "120", "-y", "20",
+      reportingExit("counter --broker tcp://127.0.0.1:9")
+    )
+    defer { _ = try? tmux("kill-server") }
+    let counter = "\(session):0.0"
+    #expect(try await screen(counter, showing: "connecting").contains("count  0"))
+    for _ in 0..<3 { try tmux("send-keys", "-t", counter, "+") }
+    #expect(try await screen(counter, showing: "count  3").contains("count  3"))
+    try tmux("send-keys", "-t", counter, "C-c")
+    let ended = try await screen(counter, showing: "EXIT=")
+    #expect(ended.contains("3 taps were not confirmed by the broker at tcp://127.0.0.1:9"), "\(ended)")
+    #expect(ended.contains("EXIT=1"), "\(ended)")
   }
 }

@@ -5,6 +5,8 @@ protocol BrokerChannel: AnyObject, Sendable {
   var key: String { get }
   /// Mutations the broker has not confirmed.
   var hasUnconfirmedWrites: Bool { get }
+  /// How many mutations the broker has not confirmed.
+  var unconfirmedWriteCount: Int { get }
   /// Whether a snapshot arrived since the last (re)connection.
   var isSynced: Bool { get }
   /// The next compare-and-set to send, covering every mutation no sent write covers yet, if

@@ -136,6 +136,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
       return nextSequence - 1 > confirmedThrough
     }
   }
+  var unconfirmedWriteCount: Int { lock.withLock { pending.count } }
   var isSynced: Bool { lock.withLock { synced } }
 
   func nextWrite(id: UInt64) -> (base: UInt64, value: Data, after: UInt64?)? {
