@@ -144,12 +144,17 @@ public final class BrokerFixture: Sendable {
 
 /// Runs `body` with a fresh broker fixture and shuts it down afterwards, on success and error.
 ///
+/// `body` runs in the caller's isolation, so a `@MainActor` test (where stores live) can use
+/// its stores inside it.
+///
 /// - Parameters:
 ///   - persistent: Keep data in a temporary directory so restarts keep it.
+///   - isolation: The caller's actor, inferred.
 ///   - body: The test.
 /// - Returns: What `body` returns.
 public func withBrokerFixture<R>(
   persistent: Bool = false,
+  isolation: isolated (any Actor)? = #isolation,
   _ body: (BrokerFixture) async throws -> R
 ) async throws -> R {
   let fixture = try BrokerFixture(persistent: persistent)
