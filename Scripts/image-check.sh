@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Proves, without a Docker engine, that the compose image can run its programs: builds them as
+# the Dockerfile's build stage does, then runs them with chroot in a Debian root file system
+# that holds only what the runtime stage installs (debootstrap's minbase, close to
+# debian:*-slim, plus the runtime stage's packages). A library the binaries load but the image
+# lacks makes them exit 127 here, as it would in the container.
+#
+# Usage: Scripts/image-check.sh   (root, or sudo; `make test` runs it)
+set -euo pipefail
+
+root_dir=$(cd "$(dirname "$0")/.." && pwd)
+dockerfile="$root_dir/Dockerfile"
+work="$root_dir/.build-image"
+SWIFT=${SWIFT:-swift}
+SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+
+fail() { echo "image-check: $*" >&2; exit 1; }
+
+# What the Dockerfile does, read from it so that this check follows its changes.
+runtime_stage=$(awk '/^FROM /{stage=""} {stage=stage $0 "\n"} END{printf "%s", stage}' "$dockerfile")
+runtime_image=$(printf '%s' "$runtime_stage" | awk '/^FROM /{print $2; exit}')
+suite=${runtime_image#debian:}
+suite=${suite%-slim}
+[[ "$runtime_image" == debian:* && -n "$suite" ]] || fail "the runtime stage is not a Debian image: $runtime_image"
+runtime_packages=$(printf '%s' "$runtime_stage" | tr -d '\\' | tr '\n' ' ' \
+  | grep -o 'apt-get install [^&]*' | head -1 | tr ' ' '\n' | grep -v '^-' | tail -n +3 | xargs)
+build_flags=$(grep -o 'swift build [^&]*--product' "$dockerfile" | head -1 \
+  | sed 's/^swift build //; s/ *--product$//')
+products=$(grep -o -- '--product [A-Za-z0-9_-]*' "$dockerfile" | awk '{print $2}' | xargs)
+[[ -n "$runtime_packages" && -n "$build_flags" && -n "$products" ]] \
+  || fail "cannot read the runtime packages, build flags or products from $dockerfile"
+echo "image-check: $runtime_image + $runtime_packages; swift build $build_flags for $products"
+
+# The Debian mirror this machine's apt uses (never a hard-coded host).
+mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
+  | awk '$1 == "deb" && $0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) {print $i; exit}}' \
+  || true)
+if [[ -z "$mirror" ]]; then
+  mirror=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null \
+    | awk '/^URIs:/ && $2 ~ /debian\/?$/ && $2 !~ /security/ {print $2; exit}' || true)
+fi
+[[ -n "$mirror" ]] || fail "no Debian mirror in /etc/apt/sources.list*"
+
+(cd "$root_dir" && for product in $products; do $SWIFT build $build_flags --product "$product"; done)
+bin=$(cd "$root_dir" && $SWIFT build $build_flags --show-bin-path)
+
+# The root file system, kept between runs while the suite and packages stay the same.
+rootfs="$work/rootfs-$suite-$(echo "$runtime_packages" | md5sum | cut -c1-8)"
+if [[ ! -e "$rootfs/.complete" ]]; then
+  $SUDO rm -rf "$rootfs"
+  mkdir -p "$work"
+  $SUDO debootstrap --variant=minbase "$suite" "$rootfs" "$mirror" > "$work/debootstrap.log" 2>&1 \
+    || { tail -20 "$work/debootstrap.log"; fail "debootstrap failed"; }
+  $SUDO cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
+  $SUDO chroot "$rootfs" apt-get update -qq
+  $SUDO chroot "$rootfs" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq --no-install-recommends $runtime_packages > /dev/null
+  $SUDO chroot "$rootfs" apt-get clean
+  $SUDO touch "$rootfs/.complete"
+fi
+for product in $products; do $SUDO cp "$bin/$product" "$rootfs/usr/local/bin/"; done
+
+# Runs a command in the root file system with /proc mounted, as a container has it (a static
+# Swift program reads its arguments from /proc/self/cmdline). The mount lives in a namespace of
+# its own, so it goes away with the command, even if this script is killed.
+in_image=($SUDO unshare --mount --propagation private
+  sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$rootfs")
+in_image() { "${in_image[@]}" "$@" < /dev/null; }
+
+for product in $products; do
+  version=$(in_image "$product" --version 2>&1) \
+    || fail "$product does not start in the image (exit $?): $version"
+  echo "image-check: $product --version: $version"
+done
+
+# The compose set-up in small: a broker, its health check, a counter and a profile.
+log="$work/broker.log"
+# Not through the function: $! must be the broker itself (each exec keeps its PID).
+"${in_image[@]}" broker --listen 'tcp://127.0.0.1:*' --publish 'tcp://127.0.0.1:*' \
+  < /dev/null > "$log" 2>&1 &
+broker=$!
+trap 'kill $broker 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+  grep -q "Broker listening" "$log" && break
+  kill -0 $broker 2>/dev/null || break
+  sleep 0.1
+done
+router=$(grep -o 'router=[^ ]*' "$log" | head -1 | cut -d= -f2)
+[[ -n "$router" ]] || { cat "$log"; fail "the broker did not start in the image"; }
+in_image broker ping "$router" || fail "broker ping (the health check) failed in the image"
+in_image counter --broker "$router" --script '+x3' || fail "counter failed in the image"
+read=$(in_image profile --broker "$router" --once --print json) || fail "profile failed in the image"
+[[ "$read" == '{"count":3,"maxCount":3,"minCount":0,"numberOfCounts":3}' ]] \
+  || fail "profile read $read, not the 3 taps"
+echo "image-check: the programs run in $runtime_image + $runtime_packages"
