@@ -12,6 +12,7 @@ deps:
 	/usr/bin/python3 -c "import zmq" 2>/dev/null || missing="$$missing python3-zmq"; \
 	command -v tmux >/dev/null || missing="$$missing tmux"; \
 	command -v docker-compose >/dev/null || missing="$$missing docker-compose"; \
+	command -v debootstrap >/dev/null || missing="$$missing debootstrap"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
@@ -20,9 +21,13 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# Then from outside: a package that depends on this one (Examples/Consumer), and the compose
+# image's programs in a root file system with only the runtime stage's packages.
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	SWIFT=$(SWIFT) Scripts/consumer-check.sh
+	SWIFT=$(SWIFT) Scripts/image-check.sh
 
 demo: deps
 	$(SWIFT) build -c release
