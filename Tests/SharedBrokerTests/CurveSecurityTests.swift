@@ -72,7 +72,7 @@ struct CurveSecurityTests {
         try await intruder.waitUntilConnected(timeout: .seconds(5))
       }
       #expect("\(error.map { "\($0)" } ?? "")".contains(reason), "\(String(describing: error))")
-      #expect(intruder.connectionState == .connecting)
+      #expect(intruder.connectionState == .refused)
       #expect(value.wrappedValue == 666)  // only its own local write; it never learned 7
     }
     #expect((fixture.server?.statistics.deniedClients ?? 0) >= 1)
