@@ -42,6 +42,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
   ],
   targets: [
     .target(
@@ -162,12 +163,12 @@ let package = Package(
     .target(
       name: "TestSupport",
       dependencies: [
-        "CSpawn", .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
+        .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
+        .product(name: "Subprocess", package: "swift-subprocess"),
       ],
       path: "Tests/TestSupport",
       swiftSettings: settings
     ),
-    .systemLibrary(name: "CSpawn", path: "Tests/CSpawn"),
     .testTarget(
       name: "SharingTests",
       dependencies: [

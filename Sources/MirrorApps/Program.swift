@@ -71,6 +71,9 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
         try await runScript(script, store: store)
         try await confirmTaps(client, timeout: options.timeoutDuration)
+        // A publication missed meanwhile (a SUB socket still joining) puts the key back to
+        // syncing; the final line waits for the snapshot, so it shows the broker's value.
+        try await client.waitUntilConnected(timeout: options.timeoutDuration)
         emit(render(store.state, options.format))
       } else {
         try await runContinuously(store: store, client: client, options: options, logger: logger)
@@ -130,23 +133,25 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     logger: Logger
   ) async throws {
     let interactive = Terminal.isInteractive
-    let terminal = Terminal()
-    let view: StoreObservation
-    if interactive {
-      terminal.activate()
-      view = store.observe({ state in
-        screen(state, options) + (refusal(state, client).map { ["", "  \($0)"] } ?? [])
-      }) { terminal.draw($0) }
-    } else {
-      view = store.observe({ state in
-        render(state, options.format) + (refusal(state, client).map { " · \($0)" } ?? "")
-      }) { emit($0) }
-    }
-    defer {
-      view.cancel()
-      terminal.restore()
-    }
     let loop = UILoop { @MainActor in
+      // Shown only from inside the group, which traps SIGTERM and SIGINT before it starts its
+      // services: once the program shows anything, a signal ends it gracefully.
+      let terminal = Terminal()
+      let view: StoreObservation
+      if interactive {
+        terminal.activate()
+        view = store.observe({ state in
+          screen(state, options) + (refusal(state, client).map { ["", "  \($0)"] } ?? [])
+        }) { terminal.draw($0) }
+      } else {
+        view = store.observe({ state in
+          render(state, options.format) + (refusal(state, client).map { " · \($0)" } ?? "")
+        }) { emit($0) }
+      }
+      defer {
+        view.cancel()
+        terminal.restore()
+      }
       guard interactive else {
         try? await gracefulShutdown()
         return

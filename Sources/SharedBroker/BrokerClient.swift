@@ -176,12 +176,15 @@ public final class BrokerClient: Sendable {
   public var connectionStates: AsyncStream<ConnectionState> {
     let (stream, continuation) = AsyncStream<ConnectionState>.makeStream()
     let id = UUID()
-    let current: ConnectionState? = shared.withLock { state in
-      guard !state.closed else { return nil }
+    // The current state is yielded under the lock, as every change is: a change made meanwhile
+    // on the I/O thread cannot arrive before it and be overwritten by the older state.
+    let closed = shared.withLock { state in
+      guard !state.closed else { return true }
       state.observers[id] = continuation
-      return state.state
+      continuation.yield(state.state)
+      return false
     }
-    if let current { continuation.yield(current) } else { continuation.finish() }
+    if closed { continuation.finish() }
     continuation.onTermination = { [weak self] _ in
       _ = self?.shared.withLock { $0.observers.removeValue(forKey: id) }
     }
@@ -308,15 +311,15 @@ public final class BrokerClient: Sendable {
   }
 
   func setState(_ new: ConnectionState) {
-    let observers: [AsyncStream<ConnectionState>.Continuation] = shared.withLock { state in
-      guard state.state != new else { return [] }
+    let observed = shared.withLock { state in
+      guard state.state != new else { return false }
       state.state = new
-      return Array(state.observers.values)
+      for observer in state.observers.values { observer.yield(new) }
+      return !state.observers.isEmpty
     }
-    if !observers.isEmpty {
+    if observed {
       logger.info("Broker connection \(new.rawValue)", metadata: ["endpoint": "\(endpoint)"])
     }
-    for observer in observers { observer.yield(new) }
     progressed()
   }
 

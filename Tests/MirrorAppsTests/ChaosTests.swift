@@ -21,7 +21,7 @@ struct ChaosTests {
   /// The resident memory of a child process, in KiB.
   static func residentKilobytes(_ process: ChildProcess) -> Int {
     let status =
-      (try? String(contentsOfFile: "/proc/\(process.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+      (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
   }
@@ -52,9 +52,12 @@ struct ChaosTests {
     let script = (Array(repeating: "+x\(burst),wait:40", count: bursts) + ["+x\(increments - burst * bursts)"])
       .filter { !$0.hasPrefix("+x0") }
       .joined(separator: ",")
-    let writers = try (0..<counters).map { _ in
-      try ChildProcess(
-        "counter", ["--broker", router, "--script", script, "--print", "json", "--timeout", "120"]
+    var writers: [ChildProcess] = []
+    for _ in 0..<counters {
+      writers.append(
+        try await ChildProcess(
+          "counter", ["--broker", router, "--script", script, "--print", "json", "--timeout", "120"]
+        )
       )
     }
     // A client with the programs' timing watches the same key: after each restart, the time
@@ -74,7 +77,7 @@ struct ChaosTests {
       try await Task.sleep(for: .milliseconds(80))  // fault injection timing, not a wait for work
       broker.signal(SIGKILL)
       _ = await broker.waitForExit()
-      broker = try ChildProcess(
+      broker = try await ChildProcess(
         "broker", ["--listen", router, "--publish", publisher, "--data", data.path]
       )
       _ = await broker.waitForOutput(containing: "Broker listening")
@@ -88,7 +91,7 @@ struct ChaosTests {
     _ = probed
     for writer in writers { #expect(await writer.waitForExit() == 0, "\(writer.printed.suffix(300))") }
 
-    let profile = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
+    let profile = try await ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
     #expect(await profile.waitForExit() == 0)
     let expected = counters * increments
     let final = Self.lastLine(profile.printed)
@@ -112,7 +115,7 @@ struct ChaosTests {
     let seconds = Self.setting("CHAOS_STOP_SECONDS", 1)
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    let reader = try ChildProcess("counter", ["--broker", router])
+    let reader = try await ChildProcess("counter", ["--broker", router])
     defer { reader.signal(SIGKILL) }
     #expect(await reader.waitForOutput(containing: "count 0 · connected") != nil)
     let memoryBefore = Self.residentKilobytes(broker)
@@ -120,7 +123,7 @@ struct ChaosTests {
     reader.signal(SIGSTOP)
     // Writes go on for `seconds`, in bursts of 200 every 100 ms.
     let bursts = seconds * 10
-    let writer = try ChildProcess(
+    let writer = try await ChildProcess(
       "counter",
       [
         "--broker", router, "--print", "json", "--timeout", "60",
@@ -156,20 +159,21 @@ struct ChaosTests {
     let arguments = ["--broker", router, "--print", "json", "--timeout", "60", "--script"]
     // The victims tap every 5 ms for far longer than the survivors need, so they are killed in
     // the middle of their writes.
-    let victims = try (0..<2).map { _ in
-      try ChildProcess("counter", arguments + [Array(repeating: "+,wait:5", count: 5_000).joined(separator: ",")])
-    }
-    let survivors = try (0..<2).map { _ in try ChildProcess("counter", arguments + [script]) }
+    let tapping = Array(repeating: "+,wait:5", count: 5_000).joined(separator: ",")
+    var victims: [ChildProcess] = []
+    var survivors: [ChildProcess] = []
+    for _ in 0..<2 { victims.append(try await ChildProcess("counter", arguments + [tapping])) }
+    for _ in 0..<2 { survivors.append(try await ChildProcess("counter", arguments + [script])) }
     for survivor in survivors {
       #expect(await survivor.waitForExit() == 0, "\(survivor.printed.suffix(300))")
     }
     for victim in victims {
-      #expect(victim.process.isRunning)
+      #expect(victim.isRunning)
       victim.signal(SIGKILL)
     }
     let survivorsWrote = 2 * 10 * max(1, increments / 10)
 
-    let profile = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
+    let profile = try await ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
     #expect(await profile.waitForExit() == 0)
     let final = Self.count(in: Self.lastLine(profile.printed))
     // Every survivor increment is there, plus the victims' writes that were confirmed in time.
@@ -191,7 +195,7 @@ struct StorageFailureTests {
     let data = FileManager.default.temporaryDirectory.appendingPathComponent("full-\(UUID())")
     defer { try? FileManager.default.removeItem(at: data) }
     // A 2 KiB file-size limit stands in for a full disk: the log fills after a few writes.
-    let broker = try ChildProcess(
+    let broker = try await ChildProcess(
       executable: URL(fileURLWithPath: "/bin/sh"),
       [
         "-c", "ulimit -f 4; exec \"$0\" \"$@\"", productsDirectory.appendingPathComponent("broker").path,
@@ -204,7 +208,7 @@ struct StorageFailureTests {
       started.split(separator: " ").first { $0.hasPrefix("router=") }.map { String($0.dropFirst(7)) }
     )
 
-    let counter = try ChildProcess(
+    let counter = try await ChildProcess(
       "counter",
       [
         "--broker", router, "--script",
@@ -216,13 +220,13 @@ struct StorageFailureTests {
     #expect(await broker.waitForOutput(containing: "Could not persist a write") != nil)
 
     // The broker is alive and serves what it did persist.
-    let profile = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
+    let profile = try await ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
     #expect(await profile.waitForExit() == 0)
-    #expect(broker.process.isRunning)
+    #expect(broker.isRunning)
     // Refused writes stay with their writer (reported as unconfirmed), never half-applied.
     ChaosTests.report(
       fault: "disk full (file-size limit on --data)", injected: "1", inputs: "20 writes",
-      lost: broker.process.isRunning && counter.printed.contains("not confirmed by the broker") ? 0 : 1
+      lost: broker.isRunning && counter.printed.contains("not confirmed by the broker") ? 0 : 1
     )
   }
 }
@@ -239,16 +243,16 @@ struct FuzzTests {
     let inputs = ChaosTests.setting("CHAOS_FUZZ_INPUTS", 20_000)
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    let before = try ChildProcess("counter", ["--broker", router, "--script", "+x5", "--print", "json"])
+    let before = try await ChildProcess("counter", ["--broker", router, "--script", "+x5", "--print", "json"])
     #expect(await before.waitForExit() == 0)
     let memoryBefore = ChaosTests.residentKilobytes(broker)
 
-    let fuzz = try runCommand("/usr/bin/python3", [Self.script.path, router, String(inputs), "7"])
+    let fuzz = try await runCommand("/usr/bin/python3", [Self.script.path, router, String(inputs), "7"])
     #expect(fuzz.status == 0, "\(fuzz.output)")
     print(fuzz.output.trimmingCharacters(in: .whitespacesAndNewlines))
 
-    #expect(broker.process.isRunning)
-    let after = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
+    #expect(broker.isRunning)
+    let after = try await ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
     #expect(await after.waitForExit() == 0)
     #expect(after.printed.contains(#"{"count":5,"maxCount":5,"minCount":0,"numberOfCounts":5}"#))
     let memoryAfter = ChaosTests.residentKilobytes(broker)

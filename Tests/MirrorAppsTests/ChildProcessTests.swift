@@ -7,7 +7,7 @@ import TestSupport
 @Suite(.timeLimit(.minutes(1)))
 struct ChildProcessTests {
   @Test func cancelledWaitsEndAndKillTheChild() async throws {
-    let child = try ChildProcess(executable: URL(fileURLWithPath: "/bin/sleep"), ["600"])
+    let child = try await ChildProcess(executable: URL(fileURLWithPath: "/bin/sleep"), ["600"])
     let output = Task { await child.waitForOutput(containing: "never printed") }
     output.cancel()
     #expect(await output.value == nil)
@@ -15,6 +15,6 @@ struct ChildProcessTests {
     let exit = Task { await child.waitForExit() }
     exit.cancel()
     #expect(await exit.value == SIGKILL)
-    #expect(!child.process.isRunning)
+    #expect(!child.isRunning)
   }
 }

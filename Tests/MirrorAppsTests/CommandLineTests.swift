@@ -7,8 +7,8 @@ import TestSupport
 @Suite(.timeLimit(.minutes(1)))
 struct CommandLineTests {
   /// Runs a program to completion.
-  func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    try runCommand(productsDirectory.appendingPathComponent(program).path, arguments, timeout: .seconds(30))
+  func run(_ program: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+    try await runCommand(productsDirectory.appendingPathComponent(program).path, arguments, timeout: .seconds(30))
   }
 
   @Test(arguments: [
@@ -22,15 +22,15 @@ struct CommandLineTests {
     ("broker", ["--max-value-size", "-5"], "--max-value-size must be positive"),
     ("broker", ["ping", "--timeout", "inf"], "--timeout must be a positive number of seconds"),
   ])
-  func badValuesAreUsageErrors(program: String, arguments: [String], message: String) throws {
-    let (status, output) = try run(program, arguments)
+  func badValuesAreUsageErrors(program: String, arguments: [String], message: String) async throws {
+    let (status, output) = try await run(program, arguments)
     #expect(status == 64, "\(program) \(arguments): \(output)")
     #expect(output.contains(message), "\(program) \(arguments): \(output)")
   }
 
   @Test(arguments: ["broker", "counter", "profile"])
-  func versionNamesTheReleaseAndProtocol(program: String) throws {
-    let (status, output) = try run(program, ["--version"])
+  func versionNamesTheReleaseAndProtocol(program: String) async throws {
+    let (status, output) = try await run(program, ["--version"])
     #expect(status == 0)
     #expect(output.hasSuffix("(protocol 1)\n"), "\(output)")
   }
@@ -39,23 +39,23 @@ struct CommandLineTests {
   @Test func brokerStartFailuresNameTheCause() async throws {
     let (running, router, _) = try await startBroker()
     defer { running.signal(SIGTERM) }
-    let port = try #require(router.split(separator: ":").last.flatMap { Int($0) })
 
-    let listenBusy = try run("broker", ["--listen", router])
+    let listenBusy = try await run("broker", ["--listen", router])
     #expect(listenBusy.status == 1)
     #expect(listenBusy.output.contains("broker: error: cannot bind the listen endpoint \(router)"))
 
-    // Its PUB endpoint is the listen port + 1, the port the running broker holds.
-    let publishBusy = try run("broker", ["--listen", "tcp://127.0.0.1:\(port - 1)"])
+    // Its PUB endpoint is the listen port + 1, which another socket holds.
+    let ports = try AdjacentPorts()
+    let publishBusy = try await run("broker", ["--listen", "tcp://127.0.0.1:\(ports.free)"])
     #expect(publishBusy.status == 1)
     #expect(
       publishBusy.output.contains(
-        "broker: error: cannot bind the PUB endpoint \(router) (the listen port + 1"
+        "broker: error: cannot bind the PUB endpoint tcp://127.0.0.1:\(ports.free + 1) (the listen port + 1"
       ),
       "\(publishBusy.output)"
     )
 
-    let badData = try run("broker", ["--listen", "tcp://127.0.0.1:*", "--data", "/proc/forbidden"])
+    let badData = try await run("broker", ["--listen", "tcp://127.0.0.1:*", "--data", "/proc/forbidden"])
     #expect(badData.status == 1)
     #expect(
       badData.output.contains("broker: error: cannot use the data directory /proc/forbidden: "),
@@ -70,12 +70,73 @@ struct CommandLineTests {
   /// `broker ping`, the compose health check: 0 while a broker answers, 1 when none does.
   @Test func brokerPingTellsWhetherTheBrokerAnswers() async throws {
     let (broker, router, _) = try await startBroker()
-    let answered = try run("broker", ["ping", router])
+    let answered = try await run("broker", ["ping", router])
     #expect(answered.status == 0, "\(answered.output)")
     broker.signal(SIGTERM)
     #expect(await broker.waitForExit() == 0)
-    let silent = try run("broker", ["ping", router, "--timeout", "0.3"])
+    let silent = try await run("broker", ["ping", router, "--timeout", "0.3"])
     #expect(silent.status == 1)
     #expect(silent.output.contains("no answer from \(router)"))
+  }
+}
+
+/// Two neighbouring loopback ports: `free`, kept for the program under test, and `free + 1`,
+/// held by a listening socket. Any pair picked by chance is flaky: outgoing connections take
+/// even ports and `bind` hands out odd ones, so the port below a bound one is often taken.
+private final class AdjacentPorts {
+  let free: Int
+  private let sockets: [Int32]
+
+  init() throws {
+    for _ in 0..<100 {
+      // Bound without listening and with SO_REUSEADDR: no other socket gets the port, but a
+      // program that also sets SO_REUSEADDR (libzmq does) may still bind it.
+      let kept = try Self.socket(reusingAddress: true, port: 0)
+      let port = Self.port(of: kept)
+      if port < 65_535, let busy = try? Self.socket(reusingAddress: false, port: port + 1),
+        listen(busy, 1) == 0
+      {
+        (free, sockets) = (port, [kept, busy])
+        return
+      }
+      close(kept)
+    }
+    throw POSIXError(.EADDRINUSE)
+  }
+
+  deinit {
+    for socket in sockets { close(socket) }
+  }
+
+  private static func socket(reusingAddress: Bool, port: Int) throws -> Int32 {
+    let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw POSIXError(.EMFILE) }
+    var one: Int32 = 1
+    if reusingAddress {
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = in_addr_t(0x7f00_0001).bigEndian
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard bound == 0 else {
+      close(fd)
+      throw POSIXError(.EADDRINUSE)
+    }
+    return fd
+  }
+
+  private static func port(of fd: Int32) -> Int {
+    var address = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
   }
 }

@@ -12,11 +12,14 @@ struct ProgramsTests {
   @Test func twoCountersAtOnceThenProfileOnce() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    let counters = try (0..<2).map { _ in
-      try ChildProcess("counter", ["--broker", router, "--script", "+x500", "--print", "json"])
+    var counters: [ChildProcess] = []
+    for _ in 0..<2 {
+      counters.append(
+        try await ChildProcess("counter", ["--broker", router, "--script", "+x500", "--print", "json"])
+      )
     }
     for counter in counters { #expect(await counter.waitForExit() == 0) }
-    let profile = try ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
+    let profile = try await ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
     #expect(await profile.waitForExit() == 0)
     #expect(
       lastLine(profile.printed)
@@ -29,7 +32,7 @@ struct ProgramsTests {
   @Test func counterWorksWithStdinAndStderrClosed() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    let counter = try ChildProcess(
+    let counter = try await ChildProcess(
       executable: URL(fileURLWithPath: "/bin/sh"),
       [
         "-c", #"exec "$0" "$@" <&- 2>&-"#, productsDirectory.appendingPathComponent("counter").path,
@@ -45,19 +48,19 @@ struct ProgramsTests {
   @Test func resetFromProfileReachesARunningCounterStartedAfterTheWrites() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    let writer = try ChildProcess("counter", ["--broker", router, "--script", "+x3"])
+    let writer = try await ChildProcess("counter", ["--broker", router, "--script", "+x3"])
     #expect(await writer.waitForExit() == 0)
 
     // Started after the writes, it sees the current value at once.
-    let watcher = try ChildProcess("counter", ["--broker", router])
+    let watcher = try await ChildProcess("counter", ["--broker", router])
     #expect(await watcher.waitForOutput(containing: "count 3 · connected") != nil)
 
-    let profile = try ChildProcess("profile", ["--broker", router, "--script", "reset"])
+    let profile = try await ChildProcess("profile", ["--broker", router, "--script", "reset"])
     #expect(await profile.waitForExit() == 0)
     #expect(await watcher.waitForOutput(containing: "count 0 · connected") != nil)
 
     // Both programs end gracefully on SIGTERM, and on SIGHUP (their terminal closed).
-    let shower = try ChildProcess("profile", ["--broker", router])
+    let shower = try await ChildProcess("profile", ["--broker", router])
     #expect(await shower.waitForOutput(containing: "connected") != nil)
     for (process, signal) in [(watcher, SIGTERM), (shower, SIGHUP)] {
       process.signal(signal)
@@ -66,12 +69,12 @@ struct ProgramsTests {
   }
 
   @Test func unreachableBrokerFailsClearlyAfterTheTimeout() async throws {
-    let counter = try ChildProcess(
+    let counter = try await ChildProcess(
       "counter", ["--broker", "tcp://127.0.0.1:9", "--script", "+", "--timeout", "0.5"]
     )
     #expect(await counter.waitForExit() == 1)
     #expect(counter.printed.contains("counter: error: could not reach the broker at tcp://127.0.0.1:9"))
-    let profile = try ChildProcess(
+    let profile = try await ChildProcess(
       "profile", ["--broker", "tcp://127.0.0.1:9", "--once", "--timeout", "0.5"]
     )
     #expect(await profile.waitForExit() == 1)
@@ -82,15 +85,15 @@ struct ProgramsTests {
   @Test func scriptRunsOnTheSharedValueAndPrintsOneLine() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    let writer = try ChildProcess("counter", ["--broker", router, "--script", "+x7"])
+    let writer = try await ChildProcess("counter", ["--broker", router, "--script", "+x7"])
     #expect(await writer.waitForExit() == 0)
     #expect(writer.printed == "count 7 · connected\n")
 
-    let checker = try ChildProcess("counter", ["--broker", router, "--script", "prime"])
+    let checker = try await ChildProcess("counter", ["--broker", router, "--script", "prime"])
     #expect(await checker.waitForExit() == 0)
     #expect(checker.printed == "count 7 · connected · 👍 The number 7 is prime!\n")
 
-    let json = try ChildProcess("counter", ["--broker", router, "--script", "+x500", "--print", "json"])
+    let json = try await ChildProcess("counter", ["--broker", router, "--script", "+x500", "--print", "json"])
     #expect(await json.waitForExit() == 0)
     #expect(json.printed == #"{"count":507,"maxCount":507,"minCount":0,"numberOfCounts":507}"# + "\n")
   }
@@ -100,7 +103,7 @@ struct ProgramsTests {
       ("counter", ["--bogus"]), ("profile", ["--timeout", "-1"]),
       ("counter", ["--script", "+,jump"]), ("profile", ["--key", ""]),
     ] {
-      let process = try ChildProcess(program, arguments)
+      let process = try await ChildProcess(program, arguments)
       #expect(await process.waitForExit() == 64, "\(program) \(arguments)")
       #expect(process.printed.contains("Usage: \(program)") || process.printed.contains("Error:"))
     }

@@ -9,8 +9,17 @@ struct TerminalUITests {
 
   /// Runs tmux against a server of this test's own (`-L`), never the user's, started fresh.
   @discardableResult
-  func tmux(_ arguments: String...) throws -> String {
-    try runCommand("/usr/bin/tmux", ["-L", session] + arguments).output
+  func tmux(_ arguments: String...) async throws -> String {
+    try await runCommand("/usr/bin/tmux", ["-L", session] + arguments).output
+  }
+
+  /// Runs `body`, then stops this test's tmux server, whether `body` failed or the test's time
+  /// limit cancelled it (a detached task is not cancelled with the test).
+  func withServer(_ body: () async throws -> Void) async throws {
+    var failure: (any Error)?
+    do { try await body() } catch { failure = error }
+    await Task.detached { [self] in _ = try? await tmux("kill-server") }.value
+    if let failure { throw failure }
   }
 
   /// Re-reads the pane until it shows `text` (a screen changes asynchronously); gives up after
@@ -21,7 +30,7 @@ struct TerminalUITests {
     let deadline = ContinuousClock.now + timeout
     var contents = ""
     while ContinuousClock.now < deadline {
-      contents = try tmux("capture-pane", "-p", "-t", pane)
+      contents = try await tmux("capture-pane", "-p", "-t", pane)
       if contents.contains(text) { return contents }
       try await Task.sleep(for: .milliseconds(50))
     }
@@ -36,52 +45,54 @@ struct TerminalUITests {
   @Test func counterAndProfileMirrorEachOtherInTmux() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    try tmux(
-      "new-session", "-d", "-s", session, "-x", "100", "-y", "20",
-      reportingExit("counter --broker \(router)")
-    )
-    defer { _ = try? tmux("kill-server") }
-    try tmux("split-window", "-t", session, "-v", reportingExit("profile --broker \(router)"))
-    let counter = "\(session):0.0"
-    let profile = "\(session):0.1"
+    try await withServer {
+      try await tmux(
+        "new-session", "-d", "-s", session, "-x", "100", "-y", "20",
+        reportingExit("counter --broker \(router)")
+      )
+      try await tmux("split-window", "-t", session, "-v", reportingExit("profile --broker \(router)"))
+      let counter = "\(session):0.0"
+      let profile = "\(session):0.1"
 
-    #expect(try await screen(counter, showing: "connected").contains("count  0"))
-    #expect(try await screen(profile, showing: "connected").contains("current  0"))
-    for _ in 0..<3 { try tmux("send-keys", "-t", counter, "+") }
-    #expect(try await screen(profile, showing: "current  3").contains("taps     3"))
-    try tmux("send-keys", "-t", counter, "p")
-    #expect(try await screen(counter, showing: "👍 The number 3 is prime!").contains("count  3"))
-    try tmux("send-keys", "-t", counter, "x")  // any key dismisses the alert
-    #expect(!(try await screen(counter, showing: "[q] quit").contains("prime!")))
+      #expect(try await screen(counter, showing: "connected").contains("count  0"))
+      #expect(try await screen(profile, showing: "connected").contains("current  0"))
+      for _ in 0..<3 { try await tmux("send-keys", "-t", counter, "+") }
+      #expect(try await screen(profile, showing: "current  3").contains("taps     3"))
+      try await tmux("send-keys", "-t", counter, "p")
+      #expect(try await screen(counter, showing: "👍 The number 3 is prime!").contains("count  3"))
+      try await tmux("send-keys", "-t", counter, "x")  // any key dismisses the alert
+      #expect(!(try await screen(counter, showing: "[q] quit").contains("prime!")))
 
-    try tmux("send-keys", "-t", profile, "r")
-    #expect(try await screen(counter, showing: "count  0").contains("count  0"))
+      try await tmux("send-keys", "-t", profile, "r")
+      #expect(try await screen(counter, showing: "count  0").contains("count  0"))
 
-    // Taps right before q still reach the broker: quitting waits for their confirmation.
-    for _ in 0..<2 { try tmux("send-keys", "-t", counter, "+") }
-    try tmux("send-keys", "-t", counter, "q")
-    try tmux("send-keys", "-t", profile, "q")
-    #expect(try await screen(counter, showing: "EXIT=").contains("EXIT=0"))
-    #expect(try await screen(profile, showing: "EXIT=").contains("EXIT=0"))
-    let reader = try ChildProcess("profile", ["--broker", router, "--once"])
-    #expect(await reader.waitForExit() == 0)
-    #expect(reader.printed.hasPrefix("current 2 "), "\(reader.printed)")
+      // Taps right before q still reach the broker: quitting waits for their confirmation.
+      for _ in 0..<2 { try await tmux("send-keys", "-t", counter, "+") }
+      try await tmux("send-keys", "-t", counter, "q")
+      try await tmux("send-keys", "-t", profile, "q")
+      #expect(try await screen(counter, showing: "EXIT=").contains("EXIT=0"))
+      #expect(try await screen(profile, showing: "EXIT=").contains("EXIT=0"))
+      let reader = try await ChildProcess("profile", ["--broker", router, "--once"])
+      #expect(await reader.waitForExit() == 0)
+      #expect(reader.printed.hasPrefix("current 2 "), "\(reader.printed)")
+    }
   }
 
   /// Taps the broker never confirmed are not dropped without a word.
   @Test func quittingWithTheBrokerDownReportsTheLostTaps() async throws {
-    try tmux(
-      "new-session", "-d", "-s", session, "-x", "120", "-y", "20",
-      reportingExit("counter --broker tcp://127.0.0.1:9")
-    )
-    defer { _ = try? tmux("kill-server") }
-    let counter = "\(session):0.0"
-    #expect(try await screen(counter, showing: "connecting").contains("count  0"))
-    for _ in 0..<3 { try tmux("send-keys", "-t", counter, "+") }
-    #expect(try await screen(counter, showing: "count  3").contains("count  3"))
-    try tmux("send-keys", "-t", counter, "C-c")
-    let ended = try await screen(counter, showing: "EXIT=")
-    #expect(ended.contains("3 taps were not confirmed by the broker at tcp://127.0.0.1:9"), "\(ended)")
-    #expect(ended.contains("EXIT=1"), "\(ended)")
+    try await withServer {
+      try await tmux(
+        "new-session", "-d", "-s", session, "-x", "120", "-y", "20",
+        reportingExit("counter --broker tcp://127.0.0.1:9")
+      )
+      let counter = "\(session):0.0"
+      #expect(try await screen(counter, showing: "connecting").contains("count  0"))
+      for _ in 0..<3 { try await tmux("send-keys", "-t", counter, "+") }
+      #expect(try await screen(counter, showing: "count  3").contains("count  3"))
+      try await tmux("send-keys", "-t", counter, "C-c")
+      let ended = try await screen(counter, showing: "EXIT=")
+      #expect(ended.contains("3 taps were not confirmed by the broker at tcp://127.0.0.1:9"), "\(ended)")
+      #expect(ended.contains("EXIT=1"), "\(ended)")
+    }
   }
 }

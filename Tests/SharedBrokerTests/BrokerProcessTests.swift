@@ -25,7 +25,7 @@ struct BrokerProcessTests {
     #expect(await first.waitForExit() == SIGKILL)
     for _ in 0..<50 { count.withLock { $0 += 1 } }
 
-    let second = try ChildProcess(
+    let second = try await ChildProcess(
       "broker", ["--listen", router, "--publish", publisher, "--data", data.path]
     )
     _ = await second.waitForOutput(containing: "Broker listening")
@@ -43,10 +43,10 @@ struct BrokerProcessTests {
   }
 
   @Test func badFlagsGiveUsageAndAFailingExit() async throws {
-    let broker = try ChildProcess("broker", ["--no-such-flag"])
+    let broker = try await ChildProcess("broker", ["--no-such-flag"])
     #expect(await broker.waitForExit() != 0)
     #expect(broker.printed.contains("Usage: broker"))
-    let unsupported = try ChildProcess("broker", ["--listen", "nonsense://x"])
+    let unsupported = try await ChildProcess("broker", ["--listen", "nonsense://x"])
     #expect(await unsupported.waitForExit() == 1)
     #expect(unsupported.printed.contains("cannot bind the listen endpoint nonsense://x"))
   }

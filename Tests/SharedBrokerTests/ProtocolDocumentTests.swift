@@ -3,6 +3,7 @@ import SharedBroker
 import SharedBrokerTesting
 import Sharing
 import Testing
+import TestSupport
 
 /// An independent client (Python with pyzmq, written from PROTOCOL.md alone) reads and writes a
 /// key next to a Swift client: proof that the document is complete.
@@ -21,20 +22,13 @@ struct ProtocolDocumentTests {
       try await client.waitUntilConfirmed()
       let updates = stats.values
 
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-      process.arguments = [Self.script.path, fixture.endpoint, "stats", "count", "3"]
-      let output = Pipe()
-      let errors = Pipe()
-      process.standardOutput = output
-      process.standardError = errors
-      try process.run()
-      let printed = output.fileHandleForReading.readDataToEndOfFile()
-      let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-      process.waitUntilExit()
-      #expect(process.terminationStatus == 0, "python3 said: \(complaint)")
-
-      let written = try JSONDecoder().decode(Stats.self, from: printed)
+      let (status, output) = try await runCommand(
+        "/usr/bin/python3", [Self.script.path, fixture.endpoint, "stats", "count", "3"]
+      )
+      #expect(status == 0, "python3 said: \(output)")
+      // The value is the last line; anything before it is Python's complaint.
+      let lastLine = output.split(separator: "\n").last.map(String.init) ?? ""
+      let written = try JSONDecoder().decode(Stats.self, from: Data(lastLine.utf8))
       #expect(written == Stats(count: 8))
       #expect(await firstValue(in: updates) { $0.count == 8 } == Stats(count: 8))
     }

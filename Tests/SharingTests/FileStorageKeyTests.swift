@@ -68,34 +68,32 @@ import TestSupport
     let directory = try temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: directory) }
     let file = directory.appendingPathComponent("stats.json")
-    let process = Process()
-    process.executableURL = productsDirectory.appendingPathComponent("shared-state-demo")
-    process.arguments = [
-      "--stats-file", file.path, "--script", "+,+,+", "--wait-until-count", "10", "--timeout", "30",
-    ]
-    let output = Pipe()
-    process.standardOutput = output
     try await withDependencies {
       $0.defaultFileStorage = .fileSystem
     } operation: {
       @Shared(.fileStorage(file, decoder: JSONDecoder(), encoder: JSONEncoder()))
       var stats = CounterStats()
       let stream = $stats.values
+      let other = try await ChildProcess(
+        "shared-state-demo",
+        ["--stats-file", file.path, "--script", "+,+,+", "--wait-until-count", "10", "--timeout", "30"]
+      )
       let exited = AsyncStream<Void> { continuation in
-        process.terminationHandler = { _ in continuation.finish() }
+        Task {
+          _ = await other.waitForExit()
+          continuation.finish()
+        }
       }
-      try process.run()
       // This process observes the other one's three taps (unless it died first)...
       let observed = await firstValue(in: stream, orUntilEndOf: exited) { $0.count == 3 }
-      try #require(observed?.numberOfCounts == 3)
+      try #require(observed?.numberOfCounts == 3, "the other process printed:\n\(other.printed)")
       // ...and the other one observes this process's write.
       $stats.withLock { $0.count = 10 }
       try await $stats.save()
+      #expect(await other.waitForExit() == 0)
+      let printed = other.printed
+      #expect(printed.contains("final   │ counter 10, profile 10 (in sync)"), "the other process printed:\n\(printed)")
     }
-    let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
-    #expect(printed.contains("final   │ counter 10, profile 10 (in sync)"), "the other process printed:\n\(printed)")
   }
 }
 
