@@ -30,7 +30,7 @@ def main():
     dealer.setsockopt(zmq.LINGER, 0)
     dealer.connect(endpoint)
 
-    welcome = request(dealer, "HELLO", "1", client)
+    welcome = request(dealer, "HELLO", "2", client)
     assert welcome[0] == b"WELCOME", welcome
     publisher = welcome[3].decode()
     if publisher.startswith("tcp://") and endpoint.startswith("tcp://"):

@@ -15,6 +15,14 @@ public struct BrokerConfiguration: Sendable {
   /// How long a client may stay silent before the broker forgets it. Live clients ping every
   /// heartbeat; a forgotten client's exactly-once records are dropped (see PROTOCOL.md).
   public var clientTimeout: Duration
+  /// How long after its start the broker collects clients' copies of keys it does not have
+  /// (`SEED`), refusing writes to those keys with `seeding` meanwhile, so that the newest copy
+  /// wins rather than the first client back (see PROTOCOL.md). Zero lets writes through at once.
+  public var seedWindow: Duration
+  /// The most updates the PUB socket queues for one subscriber that does not read; beyond it
+  /// that subscriber misses updates (and finds out from its heartbeats), so a stalled
+  /// subscriber holds at most this many values in the broker's memory.
+  public var maxQueuedUpdates: Int
 
   /// CURVE settings of a broker: its secret key and the client public keys it admits.
   ///
@@ -46,13 +54,17 @@ public struct BrokerConfiguration: Sendable {
   ///   - maxValueSize: The largest value accepted, in bytes.
   ///   - curve: CURVE encryption and the client allow-list.
   ///   - clientTimeout: How long a client may stay silent before it is forgotten.
+  ///   - seedWindow: How long after start clients' copies of lost keys are collected.
+  ///   - maxQueuedUpdates: The most updates queued for one subscriber.
   public init(
     listen: String = "tcp://0.0.0.0:5555",
     publish: String? = nil,
     dataDirectory: URL? = nil,
     maxValueSize: Int = 1 << 20,
     curve: CurveSecurity? = nil,
-    clientTimeout: Duration = .seconds(3600)
+    clientTimeout: Duration = .seconds(3600),
+    seedWindow: Duration = .seconds(3),
+    maxQueuedUpdates: Int = 1_000
   ) {
     self.listen = listen
     self.publish = publish
@@ -60,6 +72,8 @@ public struct BrokerConfiguration: Sendable {
     self.maxValueSize = maxValueSize
     self.curve = curve
     self.clientTimeout = clientTimeout
+    self.seedWindow = seedWindow
+    self.maxQueuedUpdates = maxQueuedUpdates
   }
 
   /// The PUB endpoint to bind: explicit, or next to the listen endpoint.
@@ -93,6 +107,10 @@ public struct BrokerStatistics: Equatable, Sendable {
   public var oversized = 0
   /// Writes refused because they could not be persisted.
   public var storageErrors = 0
+  /// Clients' copies adopted for keys the broker had lost.
+  public var seedsAdopted = 0
+  /// Requests refused because their connection had not said `HELLO`.
+  public var withoutHello = 0
   /// Keys with a value.
   public var keys = 0
   /// Connections refused by the CURVE allow-list.

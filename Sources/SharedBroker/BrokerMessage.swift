@@ -6,11 +6,12 @@ public import Foundation
 /// way; updates go out on the broker's PUB socket with the key as the topic frame.
 public enum BrokerMessage: Equatable, Sendable {
   // MARK: Requests
-  /// `HELLO 1 client`: announces a client; answered by
-  /// ``welcome(instance:publisher:maxValueSize:)``.
+  /// `HELLO 2 client`: announces a client on this connection, which every `SYNC`, `GET`, `SEED`
+  /// and `WRITE` needs first; answered by ``welcome(instance:publisher:maxValueSize:)``.
   case hello(client: String)
-  /// `PING`: liveness check; answered by ``pong(instance:)``.
-  case ping
+  /// `PING [key version]...`: liveness check, with the versions the client holds; answered by
+  /// ``pong(instance:behind:)``.
+  case ping(versions: [KeyVersion] = [])
   /// `SYNC client key`: asks the broker to publish ``synced(key:client:)`` on the key's topic,
   /// which proves that this client's subscription to the key is in effect.
   case sync(client: String, key: String)
@@ -20,14 +21,23 @@ public enum BrokerMessage: Equatable, Sendable {
   /// the key's current version and, for a pipelined write, when that version was made by this
   /// client's write `after` (so a write queued behind a rejected one can never land).
   case write(client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil)
+  /// `SEED client key origin version value [writer write]...`: offers the copy of a key that
+  /// this client confirmed under the broker instance `origin` at `version`, to a broker that
+  /// may have lost it; `writes` are the last write ids of each client the copy is known to
+  /// include. Answered by ``snapshot(key:version:lastWrite:value:)`` with the key's state after
+  /// the broker's decision.
+  case seed(
+    client: String, key: String, origin: String, version: UInt64, value: Data, writes: [String: UInt64]
+  )
 
   // MARK: Replies
   /// `WELCOME 1 instance publisher [maxValueSize]`: the broker's instance id (new on every
   /// start), where its PUB socket listens, and the largest value it accepts (absent from a broker
   /// that does not say).
   case welcome(instance: String, publisher: String, maxValueSize: UInt64? = nil)
-  /// `PONG instance`.
-  case pong(instance: String)
+  /// `PONG instance [key version]...`: the keys of the `PING` whose version on the broker is
+  /// not the one the client holds, with the broker's version.
+  case pong(instance: String, behind: [KeyVersion] = [])
   /// `SNAPSHOT key version lastWrite value`: version 0 means the key has no value yet;
   /// `lastWrite` is the last write of the asking client applied to this key.
   case snapshot(key: String, version: UInt64, lastWrite: UInt64, value: Data)
@@ -61,16 +71,35 @@ public enum BrokerErrorCode: String, Sendable {
   case storage = "storage"
   /// The client speaks another protocol version.
   case version = "version"
+  /// The connection has not said `HELLO` (a new connection, or the broker restarted).
+  case helloFirst = "hello"
+  /// The broker is collecting the copies of clients after a restart; retry the write later.
+  case seeding = "seeding"
+}
+
+/// A key and a version, as `PING` and `PONG` list them.
+public struct KeyVersion: Equatable, Sendable {
+  /// The key.
+  public var key: String
+  /// Its version.
+  public var version: UInt64
+
+  /// Creates a pair.
+  public init(key: String, version: UInt64) {
+    self.key = key
+    self.version = version
+  }
 }
 
 extension BrokerMessage {
   /// The protocol version this build speaks.
-  public static let protocolVersion = "1"
+  public static let protocolVersion = "2"
 
   /// The client a request names (`PING` and every reply name none).
   var client: String? {
     switch self {
-    case let .hello(client), let .sync(client, _), let .get(client, _), let .write(client, _, _, _, _, _):
+    case let .hello(client), let .sync(client, _), let .get(client, _), let .write(client, _, _, _, _, _),
+      let .seed(client, _, _, _, _, _):
       client
     default:
       nil
@@ -83,8 +112,8 @@ extension BrokerMessage {
     switch self {
     case let .hello(client):
       return [F.text("HELLO"), F.text(Self.protocolVersion), F.text(client)]
-    case .ping:
-      return [F.text("PING")]
+    case let .ping(versions):
+      return [F.text("PING")] + F.pairs(versions)
     case let .sync(client, key):
       return [F.text("SYNC"), F.text(client), F.text(key)]
     case let .get(client, key):
@@ -92,11 +121,14 @@ extension BrokerMessage {
     case let .write(client, write, key, base, value, after):
       let frames = [F.text("WRITE"), F.text(client), F.number(write), F.text(key), F.number(base), value]
       return after.map { frames + [F.number($0)] } ?? frames
+    case let .seed(client, key, origin, version, value, writes):
+      return [F.text("SEED"), F.text(client), F.text(key), F.text(origin), F.number(version), value]
+        + writes.sorted { $0.key < $1.key }.flatMap { [F.text($0.key), F.number($0.value)] }
     case let .welcome(instance, publisher, maxValueSize):
       return [F.text("WELCOME"), F.text(Self.protocolVersion), F.text(instance), F.text(publisher)]
         + (maxValueSize.map { [F.number($0)] } ?? [])
-    case let .pong(instance):
-      return [F.text("PONG"), F.text(instance)]
+    case let .pong(instance, behind):
+      return [F.text("PONG"), F.text(instance)] + F.pairs(behind)
     case let .snapshot(key, version, lastWrite, value):
       return [F.text("SNAPSHOT"), F.text(key), F.number(version), F.number(lastWrite), value]
     case let .ack(key, write, version):
@@ -147,14 +179,24 @@ extension BrokerMessage {
       guard let key = Frames.key(fields[index]) else { throw .invalidKey }
       return key
     }
+    func pairs(from start: Int) throws(BrokerProtocolError) -> [KeyVersion] {
+      guard (fields.count - start).isMultiple(of: 2) else {
+        throw .malformed("\(command) lists key and version pairs")
+      }
+      var pairs: [KeyVersion] = []
+      for index in stride(from: start, to: fields.count, by: 2) {
+        pairs.append(KeyVersion(key: try key(index), version: try number(index + 1)))
+      }
+      return pairs
+    }
     switch command {
     case "HELLO":
       try count(2)
+      _ = try number(0)
       guard try text(0) == Self.protocolVersion else { throw .version(try text(0)) }
       self = .hello(client: try text(1))
     case "PING":
-      try count(0)
-      self = .ping
+      self = .ping(versions: try pairs(from: 0))
     case "SYNC":
       try count(2)
       self = .sync(client: try text(0), key: try key(1))
@@ -165,9 +207,26 @@ extension BrokerMessage {
       guard fields.count == 5 || fields.count == 6 else {
         throw .malformed("WRITE has \(fields.count) fields, expected 5 or 6")
       }
+      let write = try number(1)
+      let key = try key(2)
+      guard write > 0 else { throw .malformed("write ids start at 1") }
+      guard !fields[4].isEmpty else { throw .malformed("an empty value means no value: write at least 1 byte") }
       self = .write(
-        client: try text(0), write: try number(1), key: try key(2), base: try number(3),
+        client: try text(0), write: write, key: key, base: try number(3),
         value: fields[4], after: fields.count == 6 ? try number(5) : nil
+      )
+    case "SEED":
+      guard fields.count >= 5, !fields.count.isMultiple(of: 2) else {
+        throw .malformed("SEED is: client key origin version value [writer write]...")
+      }
+      guard !fields[4].isEmpty else { throw .malformed("a seed needs a value") }
+      var writes: [String: UInt64] = [:]
+      for index in stride(from: 5, to: fields.count, by: 2) {
+        writes[try text(index)] = try number(index + 1)
+      }
+      self = .seed(
+        client: try text(0), key: try key(1), origin: try text(2), version: try number(3),
+        value: fields[4], writes: writes
       )
     case "WELCOME":
       guard fields.count == 3 || fields.count == 4 else {
@@ -177,8 +236,8 @@ extension BrokerMessage {
         instance: try text(1), publisher: try text(2), maxValueSize: fields.count == 4 ? try number(3) : nil
       )
     case "PONG":
-      try count(1)
-      self = .pong(instance: try text(0))
+      guard !fields.isEmpty else { throw .malformed("PONG has no instance") }
+      self = .pong(instance: try text(0), behind: try pairs(from: 1))
     case "SNAPSHOT":
       try count(4)
       self = .snapshot(key: try key(0), version: try number(1), lastWrite: try number(2), value: fields[3])
@@ -200,6 +259,18 @@ extension BrokerMessage {
     default:
       throw .unknownCommand(String(command.prefix(32)))
     }
+  }
+
+  /// The key and write id of a `WRITE` that could not be decoded, where those two fields are
+  /// readable, so that the `ERROR` tells a client with writes in flight which one failed.
+  ///
+  /// - Parameter frames: The request, without the ROUTER's identity frame.
+  /// - Returns: The key (as text, even if it breaks the key rules) and the write id.
+  static func writeFields(of frames: [Data]) -> (key: String, write: UInt64)? {
+    guard frames.count >= 4, frames[0] == Frames.text("WRITE"), let write = Frames.number(frames[2]),
+      let key = Frames.text(frames[3])
+    else { return nil }
+    return (key, write)
   }
 
   /// Decodes a message received on the PUB socket.
@@ -252,7 +323,8 @@ public enum BrokerProtocolError: Error, Equatable, CustomStringConvertible {
     case let .malformed(detail): "malformed message: \(detail)"
     case let .unknownCommand(command): "unknown command \"\(command)\""
     case .invalidKey: "invalid key (1 to 256 bytes of UTF-8, no control characters)"
-    case let .version(version): "unsupported protocol version \"\(version)\" (this broker speaks 1)"
+    case let .version(version):
+      "unsupported protocol version \"\(version)\" (this broker speaks \(BrokerMessage.protocolVersion))"
     }
   }
 }

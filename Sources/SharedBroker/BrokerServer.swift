@@ -25,8 +25,14 @@ public final class BrokerServer: Service, Sendable {
 
   /// The configuration.
   public let configuration: BrokerConfiguration
-  /// A new id on every start, so clients notice a restart.
-  public let instance = UUID().uuidString
+  /// A new id on every start, so clients notice a restart. Ids sort in start order (the start
+  /// time in microseconds, then a random part), which orders the copies clients seed from.
+  public let instance: String = {
+    let micros = UInt64(Date().timeIntervalSince1970 * 1_000_000)
+    let decimal = String(micros)
+    let random = UUID().uuidString.prefix(8).lowercased()
+    return String(repeating: "0", count: max(0, 17 - decimal.count)) + decimal + "-" + random
+  }()
   private let logger: Logger
   private let phase = Mutex<Phase>(.idle)
   private let stopRequested = Atomic<Bool>(false)
@@ -182,7 +188,8 @@ public final class BrokerServer: Service, Sendable {
     }
     let publisher = try Socket(context: context, type: .pub)
     try secure(publisher)
-    try publisher.set(.sendHighWaterMark, 100_000)
+    // Per subscriber, and before bind: libzmq copies it into each connection's pipe.
+    try publisher.set(.sendHighWaterMark, Int32(clamping: configuration.maxQueuedUpdates))
     do {
       try publisher.bind(configuration.publishEndpoint)
     } catch {
@@ -325,27 +332,60 @@ public final class BrokerServer: Service, Sendable {
           "Rejected request", metadata: ["reason": "\(error)", "rejected so far": "\(rejected)"]
         )
       }
-      reply(.error(code: error.code, message: error.description, key: nil, write: nil))
+      let written = BrokerMessage.writeFields(of: Array(frames.dropFirst()))
+      reply(.error(code: error.code, message: error.description, key: written?.key, write: written?.write))
       return
     }
     let now = elapsed()
-    if let client = request.client {
+    switch request {
+    case let .hello(client):
       let known = sessions.count
       sessions.heard(from: client, peer: identity, at: now)
       if sessions.count != known { counters.withLock { $0.clients = sessions.count } }
-    } else {
-      sessions.heard(fromPeer: identity, at: now)
-    }
-    switch request {
-    case .hello:
       reply(
         .welcome(
           instance: instance, publisher: endpoints.publisher,
           maxValueSize: UInt64(configuration.maxValueSize)
         )
       )
-    case .ping:
-      reply(.pong(instance: instance))
+      return
+    case let .ping(versions):
+      sessions.heard(fromPeer: identity, at: now)
+      let behind = versions.compactMap { held -> KeyVersion? in
+        let version = store.entries[held.key]?.version ?? 0
+        return version == held.version ? nil : KeyVersion(key: held.key, version: version)
+      }
+      reply(.pong(instance: instance, behind: behind))
+      return
+    default:
+      break
+    }
+    if let client = request.client {
+      let written: (key: String, write: UInt64)? =
+        if case let .write(_, write, key, _, _, _) = request { (key, write) } else { nil }
+      guard let hello = sessions.client(ofPeer: identity) else {
+        counters.withLock { $0.withoutHello += 1 }
+        reply(
+          .error(
+            code: .helloFirst, message: "say HELLO first: this connection is new to this broker",
+            key: written?.key, write: written?.write
+          )
+        )
+        return
+      }
+      guard hello == client else {
+        counters.withLock { $0.malformed += 1 }
+        reply(
+          .error(
+            code: .badRequest, message: "client \"\(client)\" is not the one this connection said HELLO as",
+            key: written?.key, write: written?.write
+          )
+        )
+        return
+      }
+      sessions.heard(fromPeer: identity, at: now)
+    }
+    switch request {
     case let .sync(client, key):
       _ = try? publisher.send(BrokerMessage.synced(key: key, client: client).frames, dontWait: true)
     case let .get(client, key):
@@ -355,6 +395,11 @@ public final class BrokerServer: Service, Sendable {
           key: key, version: snapshot.version, lastWrite: snapshot.lastWrite, value: snapshot.value
         )
       )
+    case let .seed(client, key, origin, version, value, writes):
+      seed(
+        client: client, key: key, origin: .init(instance: origin, version: version), value: value,
+        writes: writes, reply: reply, publisher: publisher, store: store
+      )
     case let .write(client, write, key, base, value, after):
       guard value.count <= configuration.maxValueSize else {
         counters.withLock { $0.oversized += 1 }
@@ -362,6 +407,16 @@ public final class BrokerServer: Service, Sendable {
         reply(
           .error(
             code: .tooLarge, message: "value of \(value.count) bytes exceeds \(configuration.maxValueSize)",
+            key: key, write: write
+          )
+        )
+        return
+      }
+      if now < configuration.seedWindow, store.isSeedable(key) {
+        reply(
+          .error(
+            code: .seeding,
+            message: "collecting clients' copies of keys until \(configuration.seedWindow) after start",
             key: key, write: write
           )
         )
@@ -391,10 +446,49 @@ public final class BrokerServer: Service, Sendable {
         logger.error("Could not persist a write", metadata: ["key": "\(key)", "error": "\(error)"])
         reply(.error(code: .storage, message: "\(error)", key: key, write: write))
       }
+    case .hello, .ping:
+      break
     case .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced:
       counters.withLock { $0.unknownCommands += 1 }
       reply(.error(code: .unknownCommand, message: "not a request", key: nil, write: nil))
     }
+  }
+
+  /// Answers a client's copy of a key with the key's state after deciding on it: adopted (and
+  /// published) when the broker may still take copies of the key and this one is the newest,
+  /// otherwise left as it is. A copy confirmed under this very instance is never newer.
+  private func seed(
+    client: String, key: String, origin: BrokerStore.SeedOrigin, value: Data, writes: [String: UInt64],
+    reply: (BrokerMessage) -> Void, publisher: Socket, store: BrokerStore
+  ) {
+    guard value.count <= configuration.maxValueSize else {
+      counters.withLock { $0.oversized += 1 }
+      reply(.error(code: .tooLarge, message: "seed of \(value.count) bytes exceeds \(configuration.maxValueSize)", key: nil, write: nil))
+      return
+    }
+    do {
+      if origin.instance < instance,
+        let version = try store.seed(client: client, key: key, origin: origin, value: value, writes: writes)
+      {
+        counters.withLock {
+          $0.seedsAdopted += 1
+          $0.keys = store.entries.count
+        }
+        logger.info(
+          "Adopted a client's copy",
+          metadata: ["key": "\(key)", "origin": "\(origin.instance)", "version": "\(origin.version)"]
+        )
+        let update = BrokerMessage.update(key: key, version: version, client: client, write: 0, value: value)
+        _ = try? publisher.send(update.frames, dontWait: true)
+      }
+    } catch {
+      // Unanswered: the client offers its copy again after a heartbeat.
+      counters.withLock { $0.storageErrors += 1 }
+      logger.error("Could not persist a seed", metadata: ["key": "\(key)", "error": "\(error)"])
+      return
+    }
+    let snapshot = store.snapshot(key: key, client: client)
+    reply(.snapshot(key: key, version: snapshot.version, lastWrite: snapshot.lastWrite, value: snapshot.value))
   }
 }
 

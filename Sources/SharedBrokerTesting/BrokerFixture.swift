@@ -25,6 +25,8 @@ public final class BrokerFixture: Sendable {
   public let curve: BrokerConfiguration.CurveSecurity?
   /// How long the broker lets a client stay silent before forgetting it.
   public let clientTimeout: Duration
+  /// How long after each start the broker collects clients' copies of keys it lost.
+  public let seedWindow: Duration
   private let clock: any Clock<Duration>
   private let maxValueSize: Int
   private let state: Mutex<(server: BrokerServer?, endpoints: BrokerEndpoints?, clients: [BrokerClient])>
@@ -38,6 +40,9 @@ public final class BrokerFixture: Sendable {
   ///   - maxValueSize: The broker's value size limit.
   ///   - curve: CURVE encryption and the client allow-list.
   ///   - clientTimeout: How long the broker lets a client stay silent before forgetting it.
+  ///   - seedWindow: How long after each start the broker collects clients' copies of keys it
+  ///     does not have, refusing writes to them meanwhile. Zero (the default) lets a test write at
+  ///     once; a test of memory-only restarts gives it the `broker` program's 3 seconds.
   ///   - clock: The clock that times client silence (a `TestClock` makes expiry deterministic).
   ///   - clientConfiguration: Heartbeat timing for the clients this fixture makes (fast by
   ///     default, so tests notice a stopped broker quickly).
@@ -48,6 +53,7 @@ public final class BrokerFixture: Sendable {
     maxValueSize: Int = 1 << 20,
     curve: BrokerConfiguration.CurveSecurity? = nil,
     clientTimeout: Duration = .seconds(3600),
+    seedWindow: Duration = .zero,
     clock: any Clock<Duration> = ContinuousClock(),
     clientConfiguration: BrokerClient.Configuration = BrokerClient.Configuration(
       heartbeatInterval: .milliseconds(100), missedHeartbeats: 3
@@ -63,6 +69,7 @@ public final class BrokerFixture: Sendable {
     self.clientConfiguration = clientConfiguration
     self.curve = curve
     self.clientTimeout = clientTimeout
+    self.seedWindow = seedWindow
     self.clock = clock
     self.maxValueSize = maxValueSize
     state = Mutex((nil, nil, []))
@@ -123,7 +130,7 @@ public final class BrokerFixture: Sendable {
     BrokerServer(
       configuration: BrokerConfiguration(
         listen: listen, publish: publish, dataDirectory: dataDirectory, maxValueSize: maxValueSize,
-        curve: curve, clientTimeout: clientTimeout
+        curve: curve, clientTimeout: clientTimeout, seedWindow: seedWindow
       ),
       logger: Self.logger,
       clock: clock

@@ -47,6 +47,18 @@ struct Broker: AsyncParsableCommand {
   )
   var clientTimeout: Double = 3600
 
+  @Option(
+    parsing: .unconditional,
+    help: "Seconds after start to collect clients' copies of keys this broker lost, before writes to them go through."
+  )
+  var seedWindow: Double = 3
+
+  @Option(
+    parsing: .unconditional,
+    help: "The most updates queued for one subscriber that does not read; it misses the rest and resyncs."
+  )
+  var maxQueuedUpdates = 1_000
+
   @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
   var logLevel = "info"
 
@@ -64,6 +76,12 @@ struct Broker: AsyncParsableCommand {
     // Beyond about 31 years a duration overflows.
     guard clientTimeout > 0, clientTimeout <= 1_000_000_000 else {
       throw ValidationError("--client-timeout must be a positive number of seconds, at most 1000000000.")
+    }
+    guard seedWindow >= 0, seedWindow <= 3600 else {
+      throw ValidationError("--seed-window must be a number of seconds from 0 to 3600.")
+    }
+    guard maxQueuedUpdates > 0, maxQueuedUpdates <= Int(Int32.max) else {
+      throw ValidationError("--max-queued-updates must be positive.")
     }
     guard (curveSecretFile == nil) == (allowKeys == nil) else {
       throw ValidationError("--curve-secret-file and --allow-keys go together.")
@@ -104,7 +122,9 @@ struct Broker: AsyncParsableCommand {
         dataDirectory: data.map { URL(fileURLWithPath: $0, isDirectory: true) },
         maxValueSize: maxValueSize,
         curve: try curveSecurity(),
-        clientTimeout: .seconds(clientTimeout)
+        clientTimeout: .seconds(clientTimeout),
+        seedWindow: .seconds(seedWindow),
+        maxQueuedUpdates: maxQueuedUpdates
       ),
       logger: logger
     )

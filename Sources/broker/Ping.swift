@@ -35,7 +35,7 @@ struct Ping: ParsableCommand {
     } catch {
       throw ValidationError("Cannot connect to \(endpoint): \(error)")
     }
-    _ = try socket.send(BrokerMessage.ping.frames)
+    _ = try socket.send(BrokerMessage.ping().frames)
     while let frames = try socket.receive() {
       if case let .pong(instance)? = try? BrokerMessage(frames: frames) {
         print("broker at \(endpoint) answered (instance \(instance))")

@@ -147,7 +147,7 @@ struct BadInputTests {
 
   @Test func frameCodecRoundTrips() throws {
     let messages: [BrokerMessage] = [
-      .hello(client: "c"), .ping, .sync(client: "c", key: "k"), .get(client: "c", key: "k"),
+      .hello(client: "c"), .ping(), .sync(client: "c", key: "k"), .get(client: "c", key: "k"),
       .write(client: "c", write: 3, key: "k", base: 2, value: Data("{}".utf8)),
       .welcome(instance: "i", publisher: "tcp://127.0.0.1:1"),
       .welcome(instance: "i", publisher: "tcp://127.0.0.1:1", maxValueSize: 1_048_576),

@@ -9,11 +9,15 @@ import Testing
   }
 
   @Test func numbersUpToUInt64MaxParse() throws {
-    let message = try BrokerMessage(frames: write(write: "18446744073709551615", base: "007"))
-    #expect(message == .write(client: "c", write: .max, key: "k", base: 7, value: Data("1".utf8)))
+    let message = try BrokerMessage(frames: write(write: "18446744073709551615", base: "70"))
+    #expect(message == .write(client: "c", write: .max, key: "k", base: 70, value: Data("1".utf8)))
+    #expect(try BrokerMessage(frames: write(base: "0")) == .write(client: "c", write: 1, key: "k", base: 0, value: Data("1".utf8)))
   }
 
-  @Test(arguments: ["18446744073709551616", "99999999999999999999", "", "-1", "+1", " 1", "1e3", "０"])
+  /// One canonical form per number: a leading zero is refused, as anything but digits is.
+  @Test(arguments: [
+    "18446744073709551616", "99999999999999999999", "", "-1", "+1", " 1", "1e3", "０", "01", "00", "007",
+  ])
   func otherNumbersAreMalformed(number: String) {
     #expect(throws: BrokerProtocolError.self) { try BrokerMessage(frames: write(write: number)) }
   }

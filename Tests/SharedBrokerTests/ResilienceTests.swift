@@ -71,13 +71,10 @@ struct ResilienceTests {
       try await client.waitUntilConfirmed()
 
       // Another client writes something that is not a Stats.
-      let context = try Context()
-      defer { context.terminate() }
-      let raw = try Socket(context: context, type: .dealer)
-      defer { raw.close() }
-      try raw.connect(fixture.endpoint)
-      try raw.send(BrokerMessage.write(client: "raw", write: 1, key: "stats", base: 1, value: Data("\"garbage\"".utf8)).frames)
-      let reply = try BrokerMessage(frames: try #require(try raw.receive()))
+      let raw = try RawClient(fixture.endpoint, hello: "raw")
+      let reply = try raw.request(
+        .write(client: "raw", write: 1, key: "stats", base: 1, value: Data("\"garbage\"".utf8))
+      )
       #expect(reply == .ack(key: "stats", write: 1, version: 2))
 
       try await stats.load()

@@ -10,6 +10,9 @@ public var productsDirectory: URL {
 
 /// Starts the `broker` executable on free loopback ports and waits until it listens.
 ///
+/// Its seed window is 0 unless `arguments` set one: a broker just started has lost nothing that
+/// a test's clients hold, and the default window would hold the first writes back 3 seconds.
+///
 /// - Parameter arguments: Extra arguments (e.g. `--data DIR`).
 /// - Returns: The process and its ROUTER and PUB endpoints.
 public func startBroker(
@@ -17,7 +20,8 @@ public func startBroker(
 ) async throws -> (process: ChildProcess, router: String, publisher: String) {
   let broker = try await ChildProcess(
     "broker",
-    ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*"] + arguments
+    ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*"]
+      + (arguments.contains("--seed-window") ? [] : ["--seed-window", "0"]) + arguments
   )
   guard let output = await broker.waitForOutput(containing: "Broker listening"),
     let line = output.split(separator: "\n").first(where: { $0.contains("Broker listening") })

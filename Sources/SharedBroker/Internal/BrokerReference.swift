@@ -44,7 +44,9 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
 
   // Guarded by `lock`.
   private var confirmed: Value
-  private var confirmedVersion: UInt64 = 0
+  private var version: UInt64 = 0
+  /// The broker instance that confirmed `confirmed` (versions count per instance).
+  private var instance: String?
   /// The bytes of a confirmed value newer than `confirmed`, not decoded yet.
   private var undecoded: Data?
   /// `local` is stale: confirmed changed under the pending mutations.
@@ -148,7 +150,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
       do {
         let data = try encoder.encode(local)
         let previous = sent.last
-        let base = previous?.version ?? confirmedVersion
+        let base = previous?.version ?? version
         sent.append(SentWrite(id: id, coversThrough: last.sequence, value: local, version: base + 1))
         return (base, data, previous?.id)
       } catch {
@@ -162,14 +164,28 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     lock.withLock { _ = confirmOwn(write: write, version: version) }
   }
 
-  func receiveState(version: UInt64, lastWrite: UInt64, value: Data) {
+  var confirmedVersion: UInt64 { lock.withLock { version } }
+
+  func seedCopy(for instance: String) -> (origin: String, version: UInt64, value: Data)? {
+    lock.withLock {
+      guard let origin = self.instance, origin != instance, version > 0 else { return nil }
+      if let undecoded { return (origin, version, undecoded) }
+      guard let data = try? encoder.encode(confirmed) else { return nil }
+      return (origin, version, data)
+    }
+  }
+
+  func receiveState(version: UInt64, lastWrite: UInt64, value: Data, instance: String) {
     let changed = lock.withLock {
       acknowledge(applied: lastWrite)
       // Writes above `lastWrite` were not applied, and never will be: each attempt has its own
       // id, and a pipelined one cannot land behind one that did not.
       sent = []
       synced = true
-      if version >= confirmedVersion { accept(version: version, value: value) }
+      if instance != self.instance || version >= self.version {
+        self.instance = instance
+        accept(version: version, value: value)
+      }
       needsRebase = true
       catchUp()
       return unnotified
@@ -177,10 +193,12 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     if changed { notify() }
   }
 
-  func receiveUpdate(version: UInt64, fromThisClient: Bool, write: UInt64, value: Data) -> Bool {
+  func receiveUpdate(
+    version: UInt64, fromThisClient: Bool, write: UInt64, value: Data, instance: String
+  ) -> Bool {
     lock.withLock {
-      guard version > confirmedVersion else { return false }
-      let gap = synced && version > confirmedVersion + 1
+      guard version > self.version, instance == self.instance else { return false }
+      let gap = synced && version > self.version + 1
       // Our own write coming back: its value is the one we encoded, no need to decode it (the
       // same assumption `receiveAck` makes), which keeps the writer's CPU free for readers.
       if fromThisClient, confirmOwn(write: write, version: version) { return gap }
@@ -203,9 +221,9 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
     lock.withLock { synced = false }
   }
 
-  func writeFailed(_ error: any Error) {
+  func writeFailed(_ error: (any Error)?) {
     lock.withLock {
-      lastSaveError = error
+      if let error { lastSaveError = error }
       sent = []
     }
   }
@@ -213,7 +231,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   // MARK: - Bookkeeping (under `lock`)
 
   private func accept(version: UInt64, value: Data) {
-    confirmedVersion = version
+    self.version = version
     guard !value.isEmpty else { return }
     undecoded = value
   }
@@ -244,9 +262,9 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   private func confirmOwn(write: UInt64, version: UInt64) -> Bool {
     guard let index = sent.firstIndex(where: { $0.id == write }) else { return false }
     let own = sent[index]
-    if version > confirmedVersion {
+    if version > self.version {
       confirmed = own.value
-      confirmedVersion = version
+      self.version = version
       undecoded = nil
       lastLoadError = nil
     }

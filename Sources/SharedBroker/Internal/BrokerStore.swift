@@ -24,7 +24,21 @@ final class BrokerStore {
     case rejected(version: UInt64, lastWrite: UInt64, value: Data)
   }
 
+  /// Where a seeded copy comes from: the broker instance it was confirmed under, and its
+  /// version there. Instance ids sort in start order, so copies compare by instance, then version.
+  struct SeedOrigin: Comparable {
+    let instance: String
+    let version: UInt64
+
+    static func < (lhs: SeedOrigin, rhs: SeedOrigin) -> Bool {
+      (lhs.instance, lhs.version) < (rhs.instance, rhs.version)
+    }
+  }
+
   private(set) var entries: [String: Entry] = [:]
+  /// Keys this broker has only from seeds: no write has been applied to them since it started,
+  /// and it did not load them. Absent keys may be seeded too.
+  private var seeded: [String: SeedOrigin] = [:]
   private let directory: URL?
   private var logDescriptor: Int32 = -1
 
@@ -61,6 +75,40 @@ final class BrokerStore {
     return (entry.version, entry.lastWrites[client] ?? 0, entry.value)
   }
 
+  /// Whether clients' copies may still replace the key: the broker neither loaded it nor
+  /// applied a write to it since it started.
+  func isSeedable(_ key: String) -> Bool {
+    entries[key] == nil || seeded[key] != nil
+  }
+
+  /// Adopts a client's copy of a key that this broker lost, if the key is seedable and the copy
+  /// is newer than any adopted before; returns the new version then, `nil` when refused. The
+  /// copy's write records (never lower than those known) come along either way, so a write
+  /// that the lost broker applied is not applied again when its client resends it.
+  func seed(
+    client: String, key: String, origin: SeedOrigin, value: Data, writes: [String: UInt64]
+  ) throws -> UInt64? {
+    guard isSeedable(key) else { return nil }
+    var entry = entries[key] ?? Entry(version: 0, value: Data(), lastWrites: [:])
+    entry.lastWrites.merge(writes, uniquingKeysWith: max)
+    guard seeded[key].map({ origin > $0 }) ?? true else {
+      // Not logged: the records only help while the clients that hold those writes are alive.
+      entries[key] = entry
+      return nil
+    }
+    entry.version += 1
+    entry.value = value
+    entry.lastClient = nil
+    try append(
+      LogRecord(
+        key: key, version: entry.version, client: client, write: 0, value: value, writes: entry.lastWrites
+      )
+    )
+    entries[key] = entry
+    seeded[key] = origin
+    return entry.version
+  }
+
   /// Compare-and-set: applies the write only when `base` is the current version, the write was
   /// not applied before and, when it names the write it follows (`after`), that write made the
   /// current version.
@@ -81,6 +129,7 @@ final class BrokerStore {
     try append(
       LogRecord(key: key, version: version + 1, client: client, write: write, value: value))
     if slot == nil { entries[key] = Entry(version: 0, value: Data(), lastWrites: [:]) }
+    if !seeded.isEmpty { seeded[key] = nil }
     let index = slot ?? entries.index(forKey: key)!
     entries.values[index].version = version + 1
     entries.values[index].value = value
@@ -97,6 +146,8 @@ final class BrokerStore {
     let client: String
     let write: UInt64
     let value: Data
+    /// A seed's write records (its `write` is 0).
+    var writes: [String: UInt64]? = nil
   }
 
   private func logURL(_ directory: URL) -> URL { directory.appendingPathComponent("log.jsonl") }
@@ -111,6 +162,8 @@ final class BrokerStore {
     let start = lseek(logDescriptor, 0, SEEK_END)
     let written = line.withUnsafeBytes { Glibc.write(logDescriptor, $0.baseAddress, $0.count) }
     guard written == line.count else {
+      // A short write sets no errno: the file system ran out of room (or a file size limit).
+      if written >= 0 { errno = ENOSPC }
       let error = StorageError(operation: "append to the write log")
       // Leave no half record behind: the next one would be glued to it.
       if start >= 0 { ftruncate(logDescriptor, start) }
@@ -131,8 +184,13 @@ final class BrokerStore {
       guard record.version > entry.version else { continue }
       entry.version = record.version
       entry.value = record.value
-      entry.lastWrites[record.client] = max(entry.lastWrites[record.client] ?? 0, record.write)
-      entry.lastClient = record.client
+      if let writes = record.writes {
+        entry.lastWrites.merge(writes, uniquingKeysWith: max)
+        entry.lastClient = nil
+      } else {
+        entry.lastWrites[record.client] = max(entry.lastWrites[record.client] ?? 0, record.write)
+        entry.lastClient = record.client
+      }
       entries[record.key] = entry
     }
   }

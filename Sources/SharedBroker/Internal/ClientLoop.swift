@@ -69,6 +69,13 @@ final class ClientLoop: @unchecked Sendable {
   /// Per key, how many writes may be in flight (absent: the maximum).
   private var window: [String: Int] = [:]
   private var nextWriteID: UInt64 = 1
+  /// Per key, the last write id of each client seen applied (updates, this client's ACKs): a
+  /// copy offered to a broker that lost the key says which writes it holds, so their clients'
+  /// resends are not applied twice.
+  private var writers: [String: [String: UInt64]] = [:]
+  /// Keys the last PONG said the broker holds at another version, checked once the updates
+  /// read meanwhile are applied.
+  private var behind: [KeyVersion] = []
   /// Handshakes in a row that the broker cut short; a few in a row mean a wrong server key
   /// rather than a broker restarting mid-handshake.
   private var closedHandshakes = 0
@@ -153,6 +160,7 @@ final class ClientLoop: @unchecked Sendable {
         if ready.contains(monitorIndex) || monitorWaiting { drainEvents(monitor, client) }
         if ready.contains(dealerIndex) || dealerWaiting { drainReplies(client) }
         if ready.contains(subscriberIndex) || subscriberWaiting { drainPublished(client) }
+        if !behind.isEmpty { checkBehind() }
         tick(client)
         flushWrites(client)
       }
@@ -262,7 +270,7 @@ final class ClientLoop: @unchecked Sendable {
       client.setState(.disconnected)
     }
     if now - lastPing >= pingInterval {
-      send(connected ? .ping : .hello(client: id))
+      send(connected ? .ping(versions: heldVersions()) : .hello(client: id))
       if !connected { helloBackoff = min(helloBackoff * 2, interval) }
       lastPing = now
     }
@@ -324,44 +332,61 @@ final class ClientLoop: @unchecked Sendable {
     case let .welcome(instance, publisher, maxValueSize):
       self.maxValueSize = maxValueSize
       connect(instance: instance, publisher: publisher, client)
-    case let .pong(instance):
+    case let .pong(instance, behind):
       if instance != brokerInstance || !connected {
         // A restarted broker: start over with HELLO to learn its publisher.
-        connected = false
-        helloBackoff = Self.firstRetry
-        send(.hello(client: id))
+        helloAgain()
+      } else {
+        self.behind = behind
       }
     case let .snapshot(key, version, lastWrite, value):
       // Only the answer to a GET that is still awaited: no write goes out while one is, so its
       // lastWrite accounts for every write in flight. A late answer to a GET sent twice (the
       // first answer was slow) may predate writes sent since; taking it would drop their
       // mutations from the in-flight set and apply them a second time after the broker has.
-      guard let channel = channels[key], case .snapshotting = phases[key] else { return }
-      channel.receiveState(version: version, lastWrite: lastWrite, value: value)
+      guard let channel = channels[key], case .snapshotting = phases[key], let brokerInstance else { return }
+      channel.receiveState(version: version, lastWrite: lastWrite, value: value, instance: brokerInstance)
       phases[key] = .synced
       inFlight[key] = nil
       updateState(client)
     case let .ack(key, write, version):
       guard settle(key, through: write) else { return }
+      writers[key, default: [:]][id] = write
       channels[key]?.receiveAck(write: write, version: version)
       client.progressed()
     case let .reject(key, write, version, lastWrite, value):
       // The writes behind it are doomed (each is chained to it): their answers are ignored.
-      guard inFlight[key]?.contains(write) == true else { return }
+      guard inFlight[key]?.contains(write) == true, let brokerInstance else { return }
       inFlight[key] = nil
       window[key] = 1
-      channels[key]?.receiveState(version: version, lastWrite: lastWrite, value: value)
+      channels[key]?.receiveState(version: version, lastWrite: lastWrite, value: value, instance: brokerInstance)
       client.progressed()
+    case let .error(.helloFirst, _, _, _):
+      // The connection is new to the broker (it restarted, or the connection was re-made): the
+      // request was not handled. Handshake again; the keys resync and the writes go out again.
+      helloAgain()
     case let .error(code, message, key, write):
-      logger.error("The broker refused a request", metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
+      let waiting = code == .seeding
+      if !waiting {
+        logger.error("The broker refused a request", metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
+      }
       guard let key, let write, inFlight[key]?.contains(write) == true else { return }
       inFlight[key] = nil
       retryAfter[key] = .now + interval
-      channels[key]?.writeFailed(BrokerWriteError(code: code, message: message))
+      channels[key]?.writeFailed(waiting ? nil : BrokerWriteError(code: code, message: message))
       client.progressed()
-    case .hello, .ping, .sync, .get, .write, .update, .synced:
+    case .hello, .ping, .sync, .get, .seed, .write, .update, .synced:
       logger.warning("Ignored a request sent to a client")
     }
+  }
+
+  /// Starts the handshake over, as after a lost connection.
+  private func helloAgain() {
+    connected = false
+    inFlight = [:]
+    helloBackoff = Self.firstRetry
+    send(.hello(client: id))
+    lastPing = .now
   }
 
   private func connect(instance: String, publisher: String, _ client: BrokerClient) {
@@ -413,11 +438,13 @@ final class ClientLoop: @unchecked Sendable {
       do {
         switch try BrokerMessage(published: frames) {
         case let .update(key, version, writer, write, value):
-          guard let channel = channels[key] else { continue }
+          guard let channel = channels[key], let brokerInstance else { continue }
           let fromThisClient = writer == id
           if fromThisClient { settle(key, through: write) }
+          if write > 0 { writers[key, default: [:]][writer] = write }
           let gap = channel.receiveUpdate(
-            version: version, fromThisClient: fromThisClient, write: write, value: value
+            version: version, fromThisClient: fromThisClient, write: write, value: value,
+            instance: brokerInstance
           )
           if gap, case .synced = phases[key] {
             logger.debug("Missed updates, resyncing", metadata: ["key": "\(key)"])
@@ -439,9 +466,42 @@ final class ClientLoop: @unchecked Sendable {
 
   // MARK: - Sending
 
+  /// Asks for the key's state: with `GET`, or, to a broker instance other than the one that
+  /// confirmed this client's copy (which may have lost the key), by offering that copy (`SEED`).
+  /// Either is answered with a `SNAPSHOT`.
   private func requestSnapshot(_ key: String) {
-    send(.get(client: id, key: key))
+    if let brokerInstance, let copy = channels[key]?.seedCopy(for: brokerInstance) {
+      send(
+        .seed(
+          client: id, key: key, origin: copy.origin, version: copy.version, value: copy.value,
+          writes: writers[key] ?? [:]
+        )
+      )
+    } else {
+      send(.get(client: id, key: key))
+    }
     phases[key] = .snapshotting(sent: .now)
+  }
+
+  /// The versions of the keys in sync, for the broker to say which ones it holds newer: the
+  /// last updates before a quiet spell may have been dropped, and no later one reveals the gap.
+  private func heldVersions() -> [KeyVersion] {
+    phases.compactMap { key, phase in
+      guard case .synced = phase, let channel = channels[key] else { return nil }
+      return KeyVersion(key: key, version: channel.confirmedVersion)
+    }
+  }
+
+  /// Resyncs the idle keys that the broker holds at a newer version than this client does.
+  private func checkBehind() {
+    defer { behind = [] }
+    for held in behind {
+      guard case .synced = phases[held.key], inFlight[held.key, default: []].isEmpty,
+        let channel = channels[held.key], channel.confirmedVersion < held.version
+      else { continue }
+      logger.debug("Missed the last updates, resyncing", metadata: ["key": "\(held.key)"])
+      requestSnapshot(held.key)
+    }
   }
 
   private func flushWrites(_ client: BrokerClient) {

@@ -2,8 +2,8 @@ import Foundation
 
 /// The clients the broker has heard from and when, so it can forget the dead ones.
 ///
-/// A client is known by the id it puts in its requests; `PING` carries none, so the ROUTER
-/// identity of the connection that said `HELLO` stands for it. A client that stays silent for
+/// A client is known by the id it says `HELLO` with, on the connection (ROUTER identity) it said
+/// it on; every later request on that connection counts as the client's, `PING` included. A client that stays silent for
 /// longer than the timeout is expired: the broker drops its exactly-once records and its
 /// connection identity. Live clients ping every heartbeat, so only dead ones (or ones cut off
 /// for longer than the timeout) expire.
@@ -26,14 +26,19 @@ struct ClientSessions {
   /// The clients known now.
   var count: Int { sessions.count }
 
-  /// Records a request from `client` over the connection `peer`.
+  /// The client that said `HELLO` on the connection `peer`, if it is still remembered.
+  func client(ofPeer peer: Data) -> String? {
+    clientOfPeer[peer]
+  }
+
+  /// Records a `HELLO` from `client` over the connection `peer`.
   mutating func heard(from client: String, peer: Data, at now: Duration) {
     let previous = sessions.updateValue(Session(lastHeard: now, peer: peer), forKey: client)
     if let old = previous?.peer, old != peer { clientOfPeer[old] = nil }
     if previous?.peer != peer { clientOfPeer[peer] = client }
   }
 
-  /// Records a request that names no client (`PING`), by its connection.
+  /// Records any other request, by its connection; one that never said `HELLO` counts for nobody.
   mutating func heard(fromPeer peer: Data, at now: Duration) {
     guard let client = clientOfPeer[peer] else { return }
     sessions[client]?.lastHeard = now

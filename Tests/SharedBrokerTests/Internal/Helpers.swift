@@ -38,14 +38,46 @@ func firstValue<T: Sendable>(
   return nil
 }
 
-/// Sends raw frames to the broker from a connection of their own and returns its reply.
-func exchange(_ frames: [Data], with endpoint: String) throws -> [Data]? {
-  let context = try Context()
-  defer { context.terminate() }
-  let socket = try Socket(context: context, type: .dealer)
-  defer { socket.close() }
-  try socket.set(.receiveTimeout, 5_000)
-  try socket.connect(endpoint)
-  try socket.send(frames)
-  return try socket.receive()
+/// A connection to the broker driven by hand, as a client in another language would.
+final class RawClient {
+  let context: Context
+  let socket: Socket
+
+  /// Connects and, given a client id, says `HELLO` as that client and waits for `WELCOME`.
+  init(_ endpoint: String, hello client: String?) throws {
+    context = try Context()
+    socket = try Socket(context: context, type: .dealer)
+    try socket.set(.receiveTimeout, 5_000)
+    try socket.connect(endpoint)
+    if let client {
+      guard case .welcome = try request(.hello(client: client)) else { throw RawClientError.noWelcome }
+    }
+  }
+
+  deinit {
+    socket.close()
+    context.terminate()
+  }
+
+  /// Sends `frames` and returns the reply (`nil` after 5 s without one).
+  func request(_ frames: [Data]) throws -> [Data]? {
+    try socket.send(frames)
+    return try socket.receive()
+  }
+
+  /// Sends `message` and decodes the reply.
+  func request(_ message: BrokerMessage) throws -> BrokerMessage? {
+    try request(message.frames).map { try BrokerMessage(frames: $0) }
+  }
+}
+
+enum RawClientError: Error { case noWelcome }
+
+/// Sends raw frames to the broker from a connection of their own and returns its reply. A
+/// request that names a client (`SYNC`, `GET`, `SEED`, `WRITE`) goes after a `HELLO` as that
+/// client, unless `hello` is false.
+func exchange(_ frames: [Data], with endpoint: String, hello: Bool = true) throws -> [Data]? {
+  let named = frames.count >= 2 && ["SYNC", "GET", "SEED", "WRITE"].contains(String(decoding: frames[0], as: UTF8.self))
+  let client = try RawClient(endpoint, hello: hello && named ? String(decoding: frames[1], as: UTF8.self) : nil)
+  return try client.request(frames)
 }

@@ -1,0 +1,127 @@
+import Dependencies
+import Foundation
+import SharedBroker
+import SharedBrokerTesting
+import Sharing
+import Testing
+
+/// A broker restarted without its data: clients offer their copies (`SEED`) and the newest one
+/// wins, whichever client comes back first; nothing a live client held is lost, and nothing spins.
+@Suite(.timeLimit(.minutes(1)))
+struct SeedTests {
+  static let old = "00000000000000001-old"
+  static let older = "00000000000000000-older"
+
+  func seed(_ raw: RawClient, _ client: String, origin: String, version: UInt64, _ value: String)
+    throws -> BrokerMessage?
+  {
+    try raw.request(
+      .seed(client: client, key: "k", origin: origin, version: version, value: Data(value.utf8), writes: [:])
+    )
+  }
+
+  @Test(arguments: [false, true])
+  func theNewestCopyWinsInEitherOrder(newestFirst: Bool) async throws {
+    let fixture = try BrokerFixture(seedWindow: .seconds(3600))
+    defer { fixture.shutdown() }
+    let a = try RawClient(fixture.endpoint, hello: "a")
+    let b = try RawClient(fixture.endpoint, hello: "b")
+    let copies = [(a, "a", 4, "four"), (b, "b", 5, "five")]
+    for (raw, client, version, value) in newestFirst ? copies.reversed() : copies {
+      _ = try seed(raw, client, origin: Self.old, version: UInt64(version), value)
+    }
+    #expect(try a.request(.get(client: "a", key: "k")) == .snapshot(key: "k", version: newestFirst ? 1 : 2, lastWrite: 0, value: Data("five".utf8)))
+    // A copy from an earlier instance loses even with a higher version; a later one wins.
+    _ = try seed(a, "a", origin: Self.older, version: 99, "stale")
+    let later = try seed(a, "a", origin: "00000000000000002-later", version: 1, "later")
+    #expect(later == .snapshot(key: "k", version: newestFirst ? 2 : 3, lastWrite: 0, value: Data("later".utf8)))
+    // While copies are collected, writes to the key wait, and say which write.
+    let write = try b.request(.write(client: "b", write: 1, key: "k", base: 3, value: Data("x".utf8)))
+    guard case .error(.seeding, _, "k", 1) = write else {
+      Issue.record("expected a seeding error for write 1, got \(String(describing: write))")
+      return
+    }
+    // A copy that claims this very instance (or a later one) cannot be a lost one.
+    let instance = try #require(fixture.server?.instance)
+    _ = try seed(a, "a", origin: instance, version: 50, "mine")
+    #expect(try a.request(.get(client: "a", key: "k"))?.value == "later")
+  }
+
+  @Test func onceWrittenAKeyTakesNoCopyButAnUnknownKeyStillDoes() async throws {
+    let fixture = try BrokerFixture()
+    defer { fixture.shutdown() }
+    let a = try RawClient(fixture.endpoint, hello: "a")
+    #expect(try a.request(.write(client: "a", write: 1, key: "k", base: 0, value: Data("new".utf8))) == .ack(key: "k", write: 1, version: 1))
+    #expect(try seed(a, "a", origin: Self.old, version: 9, "old") == .snapshot(key: "k", version: 1, lastWrite: 1, value: Data("new".utf8)))
+    let other = try a.request(
+      .seed(client: "a", key: "other", origin: Self.old, version: 3, value: Data("kept".utf8), writes: [:])
+    )
+    #expect(other == .snapshot(key: "other", version: 1, lastWrite: 0, value: Data("kept".utf8)))
+    #expect(fixture.server?.statistics.seedsAdopted == 1)
+  }
+
+  /// A copy says which writes it holds: a client whose write the lost broker applied (but whose
+  /// ACK never came) learns it from the new broker and does not apply it again.
+  @Test func aCopyCarriesTheWritesItHolds() async throws {
+    let fixture = try BrokerFixture()
+    defer { fixture.shutdown() }
+    let reader = try RawClient(fixture.endpoint, hello: "reader")
+    let writer = try RawClient(fixture.endpoint, hello: "writer")
+    _ = try reader.request(
+      .seed(client: "reader", key: "k", origin: Self.old, version: 7, value: Data("7".utf8), writes: ["writer": 12])
+    )
+    #expect(try writer.request(.get(client: "writer", key: "k")) == .snapshot(key: "k", version: 1, lastWrite: 12, value: Data("7".utf8)))
+    let resent = try writer.request(.write(client: "writer", write: 12, key: "k", base: 1, value: Data("8".utf8)))
+    #expect(resent == .reject(key: "k", write: 12, version: 1, lastWrite: 12, value: Data("7".utf8)))
+  }
+
+  /// The programs' case: a counter with taps pending and an idle profile, both at 5, and the
+  /// broker restarted with nothing. Both end at the broker's value with every tap, a newcomer
+  /// reads it, and afterwards the broker only answers heartbeats.
+  @Test func aMemoryOnlyRestartLosesNoTapAndNothingSpins() async throws {
+    let fixture = try BrokerFixture(seedWindow: .milliseconds(500))
+    defer { fixture.shutdown() }
+    let writer = fixture.makeClient()
+    let reader = fixture.makeClient()
+    let written = await inProcess(writer) { Shared(wrappedValue: Stats(), .broker("stats")) }
+    let read = await inProcess(reader) { Shared(wrappedValue: Stats(), .broker("stats")) }
+    try await writer.waitUntilConnected()
+    try await reader.waitUntilConnected()
+    for _ in 0..<5 { written.withLock { $0.count += 1 } }
+    try await writer.waitUntilConfirmed()
+    let readerValues = read.values
+    #expect(await firstValue(in: readerValues) { $0.count == 5 }?.count == 5)
+
+    fixture.stop()
+    for _ in 0..<3 { written.withLock { $0.count += 1 } }
+    try fixture.restart()
+    try await writer.waitUntilConfirmed()
+    #expect(written.wrappedValue.count == 8)
+    #expect(await firstValue(in: readerValues) { $0.count == 8 }?.count == 8)
+
+    let newcomer = fixture.makeClient()
+    let fresh = await inProcess(newcomer) { Shared(wrappedValue: Stats(), .broker("stats")) }
+    try await newcomer.waitUntilConnected()
+    #expect(fresh.wrappedValue.count == 8)
+    // And the newcomer's write reaches the old clients.
+    fresh.withLock { $0.count += 1 }
+    try await newcomer.waitUntilConfirmed()
+    #expect(await firstValue(in: readerValues) { $0.count == 9 }?.count == 9)
+    #expect(await firstValue(in: written.values) { $0.count == 9 }?.count == 9)
+
+    // Ten heartbeats (100 ms each) of three idle clients: pings, and no write or rejection.
+    let before = try #require(fixture.server?.statistics)
+    try await Task.sleep(for: .seconds(1))  // a window to count requests in, not a wait for work
+    let after = try #require(fixture.server?.statistics)
+    #expect(after.writesApplied == before.writesApplied)
+    #expect(after.writesRejected == before.writesRejected)
+    #expect(after.requests - before.requests <= 3 * 12, "\(after.requests - before.requests) requests")
+  }
+}
+
+extension BrokerMessage {
+  /// A snapshot's value as text.
+  var value: String? {
+    if case let .snapshot(_, _, _, value) = self { String(decoding: value, as: UTF8.self) } else { nil }
+  }
+}
