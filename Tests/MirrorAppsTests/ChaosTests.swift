@@ -18,14 +18,6 @@ struct ChaosTests {
     print("chaos-row | \(fault) | \(injected) | \(inputs) | \(lost) |")
   }
 
-  /// The resident memory of a child process, in KiB.
-  static func residentKilobytes(_ process: ChildProcess) -> Int {
-    let status =
-      (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-  }
-
   static func lastLine(_ text: String) -> String {
     text.split(separator: "\n").last.map(String.init) ?? ""
   }
@@ -36,15 +28,6 @@ struct ChaosTests {
       let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
     else { return -1 }
     return object["count"] as? Int ?? -1
-  }
-
-  /// The CPU time a child process has used so far, in clock ticks (1/100 s).
-  static func cpuTicks(_ process: ChildProcess) -> Int {
-    let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
-    guard fields.count > 12 else { return 0 }
-    return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
   }
 
   /// With `--data`, the restarted broker has every confirmed write. Without it, it has nothing,
@@ -116,9 +99,9 @@ struct ChaosTests {
         + "slowest \(sorted.last!) (goal: 1 s)"
     )
     // Afterwards, with the probe still connected, the broker only answers its heartbeats.
-    let ticks = Self.cpuTicks(broker)
+    let ticks = broker.cpuTicks
     try await Task.sleep(for: .seconds(1))  // a window to measure CPU time in, not a wait for work
-    let idle = Self.cpuTicks(broker) - ticks
+    let idle = broker.cpuTicks - ticks
     print("chaos: the broker used \(idle) ticks of CPU in 1 s once idle")
     #expect(idle <= 10)
     Self.report(
@@ -137,7 +120,7 @@ struct ChaosTests {
     let reader = try await ChildProcess("counter", ["--broker", router])
     defer { reader.signal(SIGKILL) }
     #expect(await reader.waitForOutput(containing: "count 0 · connected") != nil)
-    let memoryBefore = Self.residentKilobytes(broker)
+    let memoryBefore = broker.residentKilobytes
 
     reader.signal(SIGSTOP)
     // Writes go on for `seconds`, in bursts of 200 every 100 ms.
@@ -152,7 +135,7 @@ struct ChaosTests {
     #expect(await writer.waitForExit() == 0)
     let total = bursts * 200
     #expect(Self.count(in: Self.lastLine(writer.printed)) == total)
-    let memoryStopped = Self.residentKilobytes(broker)
+    let memoryStopped = broker.residentKilobytes
     reader.signal(SIGCONT)
 
     let caughtUp = await reader.waitForOutput(containing: "count \(total) · connected")
@@ -268,7 +251,7 @@ struct FuzzTests {
     defer { broker.signal(SIGTERM) }
     let before = try await ChildProcess("counter", ["--broker", router, "--script", "+x5", "--print", "json"])
     #expect(await before.waitForExit() == 0)
-    let memoryBefore = ChaosTests.residentKilobytes(broker)
+    let memoryBefore = broker.residentKilobytes
 
     let fuzz = try await runCommand("/usr/bin/python3", [Self.script.path, router, String(inputs), "7"])
     #expect(fuzz.status == 0, "\(fuzz.output)")
@@ -278,7 +261,7 @@ struct FuzzTests {
     let after = try await ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
     #expect(await after.waitForExit() == 0)
     #expect(after.printed.contains(#"{"count":5,"maxCount":5,"minCount":0,"numberOfCounts":5}"#))
-    let memoryAfter = ChaosTests.residentKilobytes(broker)
+    let memoryAfter = broker.residentKilobytes
     print("fuzz: broker memory \(memoryBefore) KiB before, \(memoryAfter) KiB after")
     #expect(memoryAfter < memoryBefore + 64 * 1024)
     let honest = after.printed.contains(#""count":5,"#)

@@ -3,6 +3,7 @@ import SharedBroker
 import Sharing
 import Testing
 import TestSupport
+import ZeroMQ
 
 /// The `broker` executable, killed for real.
 @Suite(.timeLimit(.minutes(1)))
@@ -49,5 +50,44 @@ struct BrokerProcessTests {
     let unsupported = try await ChildProcess("broker", ["--listen", "nonsense://x"])
     #expect(await unsupported.waitForExit() == 1)
     #expect(unsupported.printed.contains("cannot bind the listen endpoint nonsense://x"))
+  }
+
+  /// A subscriber that stops reading while 10,000 updates of 10 KB go out: the broker queues at
+  /// most `--max-queued-updates` of them for it. Measured next to the old queue (100,000).
+  @Test func aStalledSubscriberHoldsABoundedQueue() async throws {
+    var grown: [Int: Int] = [:]
+    for limit in [100_000, 1_000] {
+      let (broker, router, publisher) = try await startBroker(["--max-queued-updates", "\(limit)"])
+      defer { broker.signal(SIGTERM) }
+      let context = try Context()
+      defer { context.terminate() }
+      let stalled = try Socket(context: context, type: .sub)
+      defer { stalled.close() }
+      try stalled.set(.receiveHighWaterMark, 1)
+      try stalled.set(.subscribe, Array("k".utf8))
+      try stalled.set(.receiveTimeout, 100)
+      try stalled.connect(publisher)
+      let writer = try RawClient(router, hello: "w")
+      // Read once, to know the subscription is in effect; then never again.
+      var synced = false
+      for _ in 0..<100 where !synced {
+        try writer.socket.send(BrokerMessage.sync(client: "w", key: "k").frames)
+        synced = try stalled.receive() != nil
+      }
+      try #require(synced)
+      let before = broker.residentKilobytes
+      let value = Data(repeating: UInt8(ascii: "x"), count: 10_000)
+      for write in 1...10_000 {
+        let reply = try writer.request(.write(client: "w", write: UInt64(write), key: "k", base: UInt64(write - 1), value: value))
+        guard case .ack = reply else {
+          Issue.record("write \(write): \(String(describing: reply))")
+          return
+        }
+      }
+      grown[limit] = broker.residentKilobytes - before
+      print("stalled subscriber: queue limit \(limit): the broker grew by \(grown[limit]!) KiB over 10,000 updates of 10 KB")
+    }
+    #expect(grown[1_000]! < 40 * 1024)
+    #expect(grown[1_000]! * 2 < grown[100_000]!)
   }
 }

@@ -46,4 +46,48 @@ struct GapTests {
     let gets = broker.requests.filter { if case .get = $0 { true } else { false } }
     #expect(gets.count == 2)
   }
+
+  /// The last updates before a quiet spell are dropped (the broker's queue for a slow
+  /// subscriber was full): no later update reveals the gap, but the next PONG does, and the
+  /// client resyncs within two heartbeats.
+  @Test func droppedLastUpdatesAreFoundWithinTwoHeartbeats() async throws {
+    let brokerVersion = Mutex<UInt64>(1)
+    let publisherEndpoint = Mutex("")
+    let broker = try FakeBroker { request in
+      switch request {
+      case .hello:
+        return [.welcome(instance: "fake", publisher: publisherEndpoint.withLock { $0 })]
+      case let .ping(versions):
+        let current = brokerVersion.withLock { $0 }
+        let behind = versions.filter { $0.version != current }.map { KeyVersion(key: $0.key, version: current) }
+        return [.pong(instance: "fake", behind: behind)]
+      case let .sync(client, key):
+        return [.synced(key: key, client: client)]
+      case let .get(_, key):
+        let current = brokerVersion.withLock { $0 }
+        return [.snapshot(key: key, version: current, lastWrite: 0, value: Data("\(current)".utf8))]
+      default:
+        return []
+      }
+    }
+    publisherEndpoint.withLock { $0 = broker.publisherEndpoint }
+    defer { broker.stop() }
+    let client = BrokerClient(endpoint: broker.endpoint, configuration: .init(heartbeatInterval: .milliseconds(100)))
+    defer { client.close() }
+    let value = await inProcess(client) { Shared(wrappedValue: 0, .broker("k")) }
+    try await client.waitUntilConnected()
+    #expect(value.wrappedValue == 1)
+
+    // Versions 2 and 3 are made and their updates dropped: nothing is published.
+    var requests = broker.requestStream.makeAsyncIterator()
+    let stream = value.values
+    brokerVersion.withLock { $0 = 3 }
+    var heartbeats = 0
+    while let request = await requests.next() {
+      if case .ping = request { heartbeats += 1 }
+      if case .get = request { break }
+    }
+    #expect(heartbeats <= 2, "\(heartbeats) heartbeats before the client asked again")
+    #expect(await firstValue(in: stream) { $0 == 3 } == 3)
+  }
 }

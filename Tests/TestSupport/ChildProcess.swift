@@ -139,6 +139,22 @@ public final class ChildProcess: Sendable {
     record.state.withLock { $0.wasSignaled }
   }
 
+  /// The child's resident memory, in KiB (0 once it has exited).
+  public var residentKilobytes: Int {
+    let status = (try? String(contentsOfFile: "/proc/\(processIdentifier)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+  }
+
+  /// The CPU time the child has used so far, in clock ticks (1/100 s).
+  public var cpuTicks: Int {
+    let stat = (try? String(contentsOfFile: "/proc/\(processIdentifier)/stat", encoding: .utf8)) ?? ""
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+    guard fields.count > 12 else { return 0 }
+    return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+  }
+
   /// Everything printed so far (stdout and stderr).
   public var printed: String {
     record.state.withLock { String(decoding: $0.captured, as: UTF8.self) }
