@@ -2,12 +2,16 @@
 """An independent client of the SharedMirror broker, written only from PROTOCOL.md.
 
 Usage: protocol_client.py ENDPOINT KEY FIELD DELTA
+       protocol_client.py ENDPOINT --check-rules
 
 Reads KEY (a JSON object), adds DELTA to FIELD with compare-and-set (retrying on REJECT),
 waits for its own UPDATE on the PUB socket, and prints the final value as one JSON line.
+With --check-rules, checks the rules of protocol 2 against the broker (which must be fresh,
+with a seed window of 0) and prints how many held.
 """
 import json
 import sys
+import time
 import uuid
 
 import zmq
@@ -22,7 +26,93 @@ def request(dealer, *frames):
     return dealer.recv_multipart()
 
 
+def publisher_of(welcome, endpoint):
+    publisher = welcome[3].decode()
+    if publisher.startswith("tcp://") and endpoint.startswith("tcp://"):
+        publisher = endpoint.rsplit(":", 1)[0] + ":" + publisher.rsplit(":", 1)[1]
+    return publisher
+
+
+def check_rules(endpoint):
+    context = zmq.Context()
+    checked = 0
+
+    def connection():
+        dealer = context.socket(zmq.DEALER)
+        dealer.setsockopt(zmq.LINGER, 0)
+        dealer.connect(endpoint)
+        return dealer
+
+    def expect(condition, what, reply):
+        nonlocal checked
+        if not condition:
+            sys.exit(f"rule broken: {what}: {reply}")
+        checked += 1
+
+    stranger = connection()
+    reply = request(stranger, "GET", "stranger", "k")
+    expect(reply[:2] == [b"ERROR", b"hello"], "GET without HELLO is refused with hello", reply)
+    reply = request(stranger, "WRITE", "stranger", 1, "k", 0, "1")
+    expect(reply[:2] == [b"ERROR", b"hello"] and reply[3:] == [b"k", b"1"],
+           "WRITE without HELLO is refused with hello, naming key and write", reply)
+    reply = request(stranger, "PING")
+    expect(reply[0] == b"PONG" and len(reply) == 2, "PING needs no HELLO", reply)
+    for version, code in (("1", b"version"), ("02", b"bad-request"), ("two", b"bad-request")):
+        reply = request(stranger, "HELLO", version, "c")
+        expect(reply[:2] == [b"ERROR", code], f"HELLO {version!r} is refused with {code}", reply)
+
+    client = f"python-{uuid.uuid4()}"
+    dealer = connection()
+    welcome = request(dealer, "HELLO", "2", client)
+    expect(welcome[0] == b"WELCOME" and welcome[1] == b"2", "HELLO 2 is welcome", welcome)
+    instance = welcome[2]
+    reply = request(dealer, "GET", "someone-else", "k")
+    expect(reply[:2] == [b"ERROR", b"bad-request"], "requests name the client of the HELLO", reply)
+    for write, base, value, what in (("0", "0", "1", "write id 0"), ("1", "0", "", "an empty value"),
+                                     ("1", "00", "1", "a leading zero")):
+        reply = request(dealer, "WRITE", client, write, "k", base, value)
+        expect(reply[:2] == [b"ERROR", b"bad-request"] and reply[3:] == [b"k", write.encode()],
+               f"{what} is refused, naming key and write", reply)
+    reply = request(dealer, "WRITE", client, 18446744073709551615, "k", 0, "1")
+    expect(reply == [b"ACK", b"k", b"18446744073709551615", b"1"], "the largest write id works", reply)
+    reply = request(dealer, "WRITE", client, 18446744073709551615, "k", 1, "2")
+    expect(reply[0] == b"REJECT" and reply[4] == b"18446744073709551615",
+           "and then nothing more from that client id on that key", reply)
+
+    reply = request(dealer, "PING", "k", 0, "nothing", 0)
+    expect(reply == [b"PONG", instance, b"k", b"1"], "PONG names the keys held at another version", reply)
+
+    # A copy of a key this broker never had, from an earlier instance, is adopted and published.
+    sub = context.socket(zmq.SUB)
+    sub.setsockopt(zmq.LINGER, 0)
+    sub.setsockopt(zmq.SUBSCRIBE, b"seeded")
+    sub.connect(publisher_of(welcome, endpoint))
+    wait_for_subscription(dealer, sub, client, "seeded")
+    reply = request(dealer, "SEED", client, "seeded", "0-earlier", 7, '{"count":7}', "gone", 3)
+    expect(reply == [b"SNAPSHOT", b"seeded", b"1", b"0", b'{"count":7}'], "an unknown key takes a copy", reply)
+    expect(sub.poll(TIMEOUT_MS) and sub.recv_multipart()[1:5] == [b"UPDATE", b"1", client.encode(), b"0"],
+           "the adopted copy is published with write 0", None)
+    reply = request(dealer, "SEED", client, "seeded", instance, 9, '{"count":9}')
+    expect(reply[2] == b"1", "a copy from this very instance is not adopted", reply)
+    reply = request(dealer, "SEED", client, "k", "0-earlier", 9, '{"count":9}')
+    expect(reply[2] == b"1", "a key written on this instance takes no copy", reply)
+    print(f"rules: {checked} checked")
+
+
+def wait_for_subscription(dealer, sub, client, key):
+    for _ in range(250):
+        dealer.send_multipart([b"SYNC", client.encode(), key.encode()])
+        if sub.poll(20):
+            frames = sub.recv_multipart()
+            if frames[1] == b"SYNCED" and frames[2] == client.encode():
+                return
+    sys.exit("the subscription never became active")
+
+
 def main():
+    if sys.argv[2:] == ["--check-rules"]:
+        check_rules(sys.argv[1])
+        return
     endpoint, key, field, delta = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     client = f"python-{uuid.uuid4()}"
     context = zmq.Context()
@@ -32,23 +122,14 @@ def main():
 
     welcome = request(dealer, "HELLO", "2", client)
     assert welcome[0] == b"WELCOME", welcome
-    publisher = welcome[3].decode()
-    if publisher.startswith("tcp://") and endpoint.startswith("tcp://"):
-        publisher = endpoint.rsplit(":", 1)[0] + ":" + publisher.rsplit(":", 1)[1]
+    publisher = publisher_of(welcome, endpoint)
 
     # Subscribe, prove the subscription works (SYNC -> SYNCED), then take a snapshot.
     sub = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
     sub.setsockopt(zmq.SUBSCRIBE, key.encode())
     sub.connect(publisher)
-    for _ in range(250):
-        dealer.send_multipart([b"SYNC", client.encode(), key.encode()])
-        if sub.poll(20):
-            frames = sub.recv_multipart()
-            if frames[1] == b"SYNCED" and frames[2] == client.encode():
-                break
-    else:
-        sys.exit("the subscription never became active")
+    wait_for_subscription(dealer, sub, client, key)
 
     snapshot = request(dealer, "GET", client, key)
     assert snapshot[0] == b"SNAPSHOT", snapshot
@@ -65,6 +146,10 @@ def main():
             break
         if reply[0] == b"REJECT":
             version, value = int(reply[3]), reply[5]
+            continue
+        if reply[:2] == [b"ERROR", b"seeding"]:
+            # A broker collecting copies after a restart: the write waits.
+            time.sleep(0.5)
             continue
         sys.exit(f"write refused: {reply}")
 

@@ -222,7 +222,9 @@ extension BrokerMessage {
       guard !fields[4].isEmpty else { throw .malformed("a seed needs a value") }
       var writes: [String: UInt64] = [:]
       for index in stride(from: 5, to: fields.count, by: 2) {
-        writes[try text(index)] = try number(index + 1)
+        guard writes.updateValue(try number(index + 1), forKey: try text(index)) == nil else {
+          throw .malformed("SEED names a writer twice")
+        }
       }
       self = .seed(
         client: try text(0), key: try key(1), origin: try text(2), version: try number(3),

@@ -33,4 +33,16 @@ struct ProtocolDocumentTests {
       #expect(await firstValue(in: updates) { $0.count == 8 } == Stats(count: 8))
     }
   }
+
+  /// The same client checks the rules of protocol 2: HELLO first, refused writes that name
+  /// themselves, one form per number, PING and PONG versions, and SEED.
+  @Test func pythonClientFindsTheRulesAsDocumented() async throws {
+    try await withBrokerFixture { fixture in
+      let (status, output) = try await runCommand(
+        "/usr/bin/python3", [Self.script.path, fixture.endpoint, "--check-rules"]
+      )
+      #expect(status == 0, "python3 said: \(output)")
+      #expect(output.contains("rules: 18 checked"), "\(output)")
+    }
+  }
 }

@@ -197,6 +197,8 @@ struct Runs {
     try loader.set(.sendHighWaterMark, 0)
     try loader.set(.receiveHighWaterMark, 0)
     try loader.connect(broker.router)
+    try loader.send(BrokerMessage.hello(client: "loader").frames)
+    _ = try loader.receive()
     for key in 0..<keys {
       try loader.send(
         BrokerMessage.write(client: "loader", write: UInt64(key + 1), key: "key-\(key)", base: 0, value: Self.payload(key)).frames
@@ -219,7 +221,7 @@ struct Runs {
     for _ in 0..<2_000 {
       let key = "key-\(Int.random(in: 0..<keys))"
       let start = now()
-      try loader.send(BrokerMessage.get(client: "late", key: key).frames)
+      try loader.send(BrokerMessage.get(client: "loader", key: key).frames)
       _ = try loader.receive()
       get.append(Double(now() - start) / 1_000)
     }
@@ -251,6 +253,8 @@ struct Runs {
     let dealer = try Socket(context: context, type: .dealer)
     defer { dealer.close() }
     try dealer.connect(broker.router)
+    try dealer.send(BrokerMessage.hello(client: "durable").frames)
+    _ = try dealer.receive()
     let start = now()
     for write in 1...writes {
       try dealer.send(

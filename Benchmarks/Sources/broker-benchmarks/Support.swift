@@ -103,7 +103,9 @@ final class BrokerProcess {
   init(bin: String, extra: [String] = []) throws {
     child = try Child(
       "\(bin)/broker",
-      ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--log-level", "info"] + extra
+      // No seed window: a broker just started has lost nothing, and the runs write at once.
+      ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--log-level", "info", "--seed-window", "0"]
+        + extra
     )
     try child.wait(for: "Broker listening")
     guard let field = child.output.split(separator: " ").first(where: { $0.hasPrefix("router=") }) else {
@@ -127,6 +129,8 @@ final class BrokerProcess {
     defer { probe.close() }
     try probe.set(.receiveTimeout, 5_000)
     try probe.connect(router)
+    try probe.send(BrokerMessage.hello(client: "bench-probe").frames)
+    _ = try probe.receive()
     try probe.send(BrokerMessage.get(client: "bench-probe", key: key).frames)
     guard let frames = try probe.receive(),
       case let .snapshot(_, version, _, _) = try BrokerMessage(frames: frames)

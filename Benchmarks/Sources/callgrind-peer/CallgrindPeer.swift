@@ -58,7 +58,7 @@ enum CallgrindPeer {
   static func serve(_ endpoint: String, until writes: Int) {
     var logger = Logger(label: "callgrind-peer")
     logger.logLevel = .critical
-    let server = BrokerServer(configuration: BrokerConfiguration(listen: endpoint), logger: logger)
+    let server = BrokerServer(configuration: BrokerConfiguration(listen: endpoint, seedWindow: .zero), logger: logger)
     do {
       try server.start()
     } catch {
