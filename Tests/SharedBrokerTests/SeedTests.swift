@@ -3,6 +3,7 @@ import Foundation
 import SharedBroker
 import SharedBrokerTesting
 import Sharing
+import Synchronization
 import Testing
 
 /// A broker restarted without its data: clients offer their copies (`SEED`) and the newest one
@@ -116,6 +117,119 @@ struct SeedTests {
     #expect(after.writesApplied == before.writesApplied)
     #expect(after.writesRejected == before.writesRejected)
     #expect(after.requests - before.requests <= 3 * 12, "\(after.requests - before.requests) requests")
+  }
+}
+
+/// The client's side, against a scripted broker: what it sends a new instance, and what it
+/// does with the answers.
+@Suite(.timeLimit(.minutes(1)))
+struct SeedingClientTests {
+  /// A broker that answers as instance `instance`; `GET` gets `snapshot`, `SEED` gets `seeded`,
+  /// writes stay unanswered unless `answerWrites` says otherwise.
+  final class Script: Sendable {
+    struct State {
+      var instance = "one"
+      var snapshot = BrokerMessage.snapshot(key: "count", version: 5, lastWrite: 0, value: Data("5".utf8))
+      var seeded = BrokerMessage.snapshot(key: "count", version: 2, lastWrite: 0, value: Data("20".utf8))
+      var answerWrites: (BrokerMessage) -> [BrokerMessage] = { _ in [] }
+    }
+    let state = Mutex(State())
+    let publisher = Mutex("")
+
+    func handle(_ request: BrokerMessage) -> [BrokerMessage] {
+      state.withLock { state in
+        switch request {
+        case .hello: [.welcome(instance: state.instance, publisher: publisher.withLock { $0 })]
+        case .ping: [.pong(instance: state.instance)]
+        case let .sync(client, key): [.synced(key: key, client: client)]
+        case .get: [state.snapshot]
+        case .seed: [state.seeded]
+        case .write: state.answerWrites(request)
+        default: []
+        }
+      }
+    }
+  }
+
+  /// A client that was away while the broker restarted without data, and came back after
+  /// others wrote the key anew: it offers its copy, takes the broker's lower version as it is,
+  /// and puts its pending tap on top of that.
+  @Test func aClientBackFromAwayTakesTheNewInstancesValueAndKeepsItsTap() async throws {
+    let script = Script()
+    let broker = try FakeBroker { script.handle($0) }
+    script.publisher.withLock { $0 = broker.publisherEndpoint }
+    defer { broker.stop() }
+    let client = BrokerClient(endpoint: broker.endpoint, configuration: .init(heartbeatInterval: .milliseconds(50)))
+    defer { client.close() }
+    let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
+    try await client.waitUntilConnected()
+    #expect(count.wrappedValue == 5)
+
+    var requests = broker.requestStream.makeAsyncIterator()
+    count.withLock { $0 += 1 }
+    script.state.withLock { $0.instance = "two" }
+    var offered: BrokerMessage?
+    var rewritten: BrokerMessage?
+    while rewritten == nil, let request = await requests.next() {
+      switch request {
+      case .seed: offered = request
+      case let .write(_, _, _, base, _, _) where base == 2: rewritten = request
+      default: break
+      }
+    }
+    #expect(offered == .seed(client: client.id, key: "count", origin: "one", version: 5, value: Data("5".utf8), writes: [:]))
+    guard case let .write(_, _, _, _, value, after) = rewritten else { return }
+    #expect(String(decoding: value, as: UTF8.self) == "21")
+    #expect(after == nil)
+    #expect(count.wrappedValue == 21)
+  }
+
+  /// A request on a connection the broker does not know (`ERROR hello`): the client says HELLO
+  /// again, resyncs, and sends its write again.
+  @Test func anUnknownConnectionHandshakesAgainAndResends() async throws {
+    let script = Script()
+    script.state.withLock { state in
+      state.answerWrites = { request in
+        guard case let .write(_, write, key, _, _, _) = request else { return [] }
+        return [.error(code: .helloFirst, message: "say HELLO first", key: key, write: write)]
+      }
+    }
+    let broker = try FakeBroker { script.handle($0) }
+    script.publisher.withLock { $0 = broker.publisherEndpoint }
+    defer { broker.stop() }
+    let client = BrokerClient(endpoint: broker.endpoint, configuration: .init(heartbeatInterval: .milliseconds(50)))
+    defer { client.close() }
+    let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
+    try await client.waitUntilConnected()
+    var requests = broker.requestStream.makeAsyncIterator()
+    script.state.withLock { state in
+      let refused = state.answerWrites
+      var first = true
+      state.answerWrites = { request in
+        defer { first = false }
+        guard !first, case let .write(_, write, key, base, _, _) = request else { return refused(request) }
+        return [.ack(key: key, write: write, version: base + 1)]
+      }
+    }
+    count.withLock { $0 += 1 }
+    var seen: [String] = []
+    while let request = await requests.next() {
+      switch request {
+      case .hello: seen.append("HELLO")
+      case .write: seen.append("WRITE")
+      case .get: seen.append("GET")
+      default: continue
+      }
+      if seen.filter({ $0 == "WRITE" }).count == 2 { break }
+    }
+    // From the refused write on (the stream also holds the first handshake), HELLO retried
+    // until WELCOME counts once.
+    let sequence = seen.drop { $0 != "WRITE" }.reduce(into: [String]()) { sequence, request in
+      if sequence.last != request { sequence.append(request) }
+    }
+    #expect(sequence == ["WRITE", "HELLO", "GET", "WRITE"])
+    try await client.waitUntilConfirmed()
+    #expect(count.wrappedValue == 6)
   }
 }
 
