@@ -132,25 +132,20 @@ final class ClientLoop: @unchecked Sendable {
       // `zmq_poll` makes two and asks each socket for its events). The descriptor only says
       // "look", and only for commands nobody took in yet: after a call of ours that may have
       // taken some in (a send, a subscription, a drain cut short), the socket is asked itself
-      // before sleeping. Handshake events matter only while not connected, so the monitor is
-      // polled only then.
-      var connectedPoller = Poller()
-      let dealerIndex = connectedPoller.add(fileDescriptor: try dealer.get(.fileDescriptor))
-      let subscriberIndex = connectedPoller.add(fileDescriptor: try subscriber.get(.fileDescriptor))
-      let wakeIndex = connectedPoller.add(fileDescriptor: wakeUp.fileDescriptor)
-      var connectingPoller = connectedPoller
-      let monitorIndex = connectingPoller.add(fileDescriptor: try monitor.socket.get(.fileDescriptor))
+      // before sleeping. The monitor tells of handshakes and of lost connections.
+      var poller = Poller()
+      let dealerIndex = poller.add(fileDescriptor: try dealer.get(.fileDescriptor))
+      let subscriberIndex = poller.add(fileDescriptor: try subscriber.get(.fileDescriptor))
+      let wakeIndex = poller.add(fileDescriptor: wakeUp.fileDescriptor)
+      let monitorIndex = poller.add(fileDescriptor: try monitor.socket.get(.fileDescriptor))
       (dealerTouched, subscriberTouched, monitorTouched) = (true, true, true)
       while true {
         let dealerWaiting = dealerTouched && dealer.hasInput
         let subscriberWaiting = subscriberTouched && subscriber.hasInput
-        let monitorWaiting = !connected && monitorTouched && monitor.socket.hasInput
-        (dealerTouched, subscriberTouched) = (false, false)
-        if !connected { monitorTouched = false }
+        let monitorWaiting = monitorTouched && monitor.socket.hasInput
+        (dealerTouched, subscriberTouched, monitorTouched) = (false, false, false)
         let timeout = dealerWaiting || subscriberWaiting || monitorWaiting ? .zero : nextDeadline() - .now
-        let ready = try withoutTurn {
-          connected ? try connectedPoller.poll(timeout: timeout) : try connectingPoller.poll(timeout: timeout)
-        }
+        let ready = try withoutTurn { try poller.poll(timeout: timeout) }
         guard let client, !client.isClosed else { return }
         // Every request from another thread (a new key, a resync) comes with a wake-up.
         if ready.contains(wakeIndex) {
@@ -193,6 +188,11 @@ final class ClientLoop: @unchecked Sendable {
     defer { monitorTouched = false }
     while let event = try? monitor.receive() {
       switch event.kind {
+      case .disconnected:
+        // The broker went away, and the next connection may reach another run of it, whose
+        // versions mean something else. Until its WELCOME says which run it is, nothing from
+        // either socket is taken for the run this client knew (the SUB may reconnect first).
+        brokerInstance = nil
       case .handshakeSucceeded:
         closedHandshakes = 0
         client.handshakeFailed(nil)
@@ -361,7 +361,7 @@ final class ClientLoop: @unchecked Sendable {
       window[key] = 1
       channels[key]?.receiveState(version: version, lastWrite: lastWrite, value: value, instance: brokerInstance)
       client.progressed()
-    case let .error(.helloFirst, _, _, _):
+    case .error(.helloFirst, _, _, _):
       // The connection is new to the broker (it restarted, or the connection was re-made): the
       // request was not handled. Handshake again; the keys resync and the writes go out again.
       helloAgain()
