@@ -6,8 +6,8 @@ Usage: protocol_client.py ENDPOINT KEY FIELD DELTA
 
 Reads KEY (a JSON object), adds DELTA to FIELD with compare-and-set (retrying on REJECT),
 waits for its own UPDATE on the PUB socket, and prints the final value as one JSON line.
-With --check-rules, checks the rules of protocol 2 against the broker (which must be fresh,
-with a seed window of 0) and prints how many held.
+With --check-rules, checks the rules of protocol 2 against the broker (started with
+--seed-window 0) and prints how many held.
 """
 import json
 import sys
@@ -62,39 +62,41 @@ def check_rules(endpoint):
         expect(reply[:2] == [b"ERROR", code], f"HELLO {version!r} is refused with {code}", reply)
 
     client = f"python-{uuid.uuid4()}"
+    # Keys of their own, so the checks run again on the same broker.
+    k, seeded = f"k-{uuid.uuid4()}", f"seeded-{uuid.uuid4()}"
     dealer = connection()
     welcome = request(dealer, "HELLO", "2", client)
     expect(welcome[0] == b"WELCOME" and welcome[1] == b"2", "HELLO 2 is welcome", welcome)
     instance = welcome[2]
-    reply = request(dealer, "GET", "someone-else", "k")
+    reply = request(dealer, "GET", "someone-else", k)
     expect(reply[:2] == [b"ERROR", b"bad-request"], "requests name the client of the HELLO", reply)
     for write, base, value, what in (("0", "0", "1", "write id 0"), ("1", "0", "", "an empty value"),
                                      ("1", "00", "1", "a leading zero")):
-        reply = request(dealer, "WRITE", client, write, "k", base, value)
-        expect(reply[:2] == [b"ERROR", b"bad-request"] and reply[3:] == [b"k", write.encode()],
+        reply = request(dealer, "WRITE", client, write, k, base, value)
+        expect(reply[:2] == [b"ERROR", b"bad-request"] and reply[3:] == [k.encode(), write.encode()],
                f"{what} is refused, naming key and write", reply)
-    reply = request(dealer, "WRITE", client, 18446744073709551615, "k", 0, "1")
-    expect(reply == [b"ACK", b"k", b"18446744073709551615", b"1"], "the largest write id works", reply)
-    reply = request(dealer, "WRITE", client, 18446744073709551615, "k", 1, "2")
+    reply = request(dealer, "WRITE", client, 18446744073709551615, k, 0, "1")
+    expect(reply == [b"ACK", k.encode(), b"18446744073709551615", b"1"], "the largest write id works", reply)
+    reply = request(dealer, "WRITE", client, 18446744073709551615, k, 1, "2")
     expect(reply[0] == b"REJECT" and reply[4] == b"18446744073709551615",
            "and then nothing more from that client id on that key", reply)
 
-    reply = request(dealer, "PING", "k", 0, "nothing", 0)
-    expect(reply == [b"PONG", instance, b"k", b"1"], "PONG names the keys held at another version", reply)
+    reply = request(dealer, "PING", k, 0, "nothing", 0)
+    expect(reply == [b"PONG", instance, k.encode(), b"1"], "PONG names the keys held at another version", reply)
 
     # A copy of a key this broker never had, from an earlier instance, is adopted and published.
     sub = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
-    sub.setsockopt(zmq.SUBSCRIBE, b"seeded")
+    sub.setsockopt(zmq.SUBSCRIBE, seeded.encode())
     sub.connect(publisher_of(welcome, endpoint))
-    wait_for_subscription(dealer, sub, client, "seeded")
-    reply = request(dealer, "SEED", client, "seeded", "0-earlier", 7, '{"count":7}', "gone", 3)
-    expect(reply == [b"SNAPSHOT", b"seeded", b"1", b"0", b'{"count":7}'], "an unknown key takes a copy", reply)
+    wait_for_subscription(dealer, sub, client, seeded)
+    reply = request(dealer, "SEED", client, seeded, "0-earlier", 7, '{"count":7}', "gone", 3)
+    expect(reply == [b"SNAPSHOT", seeded.encode(), b"1", b"0", b'{"count":7}'], "an unknown key takes a copy", reply)
     expect(sub.poll(TIMEOUT_MS) and sub.recv_multipart()[1:5] == [b"UPDATE", b"1", client.encode(), b"0"],
            "the adopted copy is published with write 0", None)
-    reply = request(dealer, "SEED", client, "seeded", instance, 9, '{"count":9}')
+    reply = request(dealer, "SEED", client, seeded, instance, 9, '{"count":9}')
     expect(reply[2] == b"1", "a copy from this very instance is not adopted", reply)
-    reply = request(dealer, "SEED", client, "k", "0-earlier", 9, '{"count":9}')
+    reply = request(dealer, "SEED", client, k, "0-earlier", 9, '{"count":9}')
     expect(reply[2] == b"1", "a key written on this instance takes no copy", reply)
     print(f"rules: {checked} checked")
 
@@ -110,6 +112,8 @@ def wait_for_subscription(dealer, sub, client, key):
 
 
 def main():
+    if len(sys.argv) not in (3, 5) or (len(sys.argv) == 3 and sys.argv[2] != "--check-rules"):
+        sys.exit(__doc__)
     if sys.argv[2:] == ["--check-rules"]:
         check_rules(sys.argv[1])
         return

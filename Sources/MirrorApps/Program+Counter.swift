@@ -25,7 +25,7 @@ extension Program where R == CounterApp {
         "p": .counter(.isPrimeButtonTapped),
       ],
       dismissAlert: { $0.counter.alert == nil ? nil : .counter(.alertDismissed) },
-      stats: { $0.stats },
+      shared: { $0.$stats },
       connection: { $0.connection },
       screen: { state, options in
         var lines = [

@@ -13,7 +13,7 @@ extension Program where R == ProfileApp {
       commands: ["reset": .profile(.resetCounterButtonTapped)],
       keys: ["r": .profile(.resetCounterButtonTapped)],
       dismissAlert: { _ in nil },
-      stats: { $0.profile.stats },
+      shared: { $0.profile.$stats },
       connection: { $0.connection },
       screen: { state, options in
         let stats = state.profile.stats

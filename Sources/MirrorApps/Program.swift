@@ -25,8 +25,8 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
   public var keys: [Character: R.Action]
   /// The action that dismisses a shown alert, if one is shown.
   public var dismissAlert: (R.State) -> R.Action?
-  /// The statistics in the state.
-  public var stats: (R.State) -> Stats
+  /// The mirrored statistics in the state.
+  public var shared: (R.State) -> Shared<Stats>
   /// The connection in the state.
   public var connection: (R.State) -> BrokerClient.ConnectionState
   /// The full-screen UI.
@@ -65,24 +65,39 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     do {
       if once {
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
+        try checkValue(store.state)
         emit(render(store.state, options.format))
       } else if let script {
-        // The script acts on the shared value, so it starts only once the broker sent it.
+        // The script acts on the shared value, so it starts only once the broker sent it, and
+        // not on a value it cannot read (its taps would replace what another program wrote).
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
+        try checkValue(store.state)
         try await runScript(script, store: store)
-        try await confirmTaps(client, timeout: options.timeoutDuration)
+        try await confirmTaps(client, store: store, timeout: options.timeoutDuration)
         // A publication missed meanwhile (a SUB socket still joining) puts the key back to
         // syncing; the final line waits for the snapshot, so it shows the broker's value.
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
         emit(render(store.state, options.format))
       } else {
         try await runContinuously(store: store, client: client, options: options, logger: logger)
-        try await confirmTaps(client, timeout: Self.quitTimeout)
+        try await confirmTaps(client, store: store, timeout: Self.quitTimeout)
       }
     } catch let error as BrokerClientError {
       complain("\(name): error: \(error)")
       throw ExitCode.failure
+    } catch let error as UnreadableValue {
+      complain("\(name): error: \(error.underlying)")
+      throw ExitCode.failure
     }
+  }
+
+  /// The shared value could not be read (another client wrote something that is not a `Stats`).
+  private struct UnreadableValue: Error {
+    let underlying: any Error
+  }
+
+  private func checkValue(_ state: R.State) throws {
+    if let error = shared(state).loadError { throw UnreadableValue(underlying: error) }
   }
 
   /// How long quitting the interactive program waits for the broker to confirm pending taps.
@@ -90,11 +105,15 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
 
   /// Waits until the broker has confirmed every tap; if some are still unconfirmed after
   /// `timeout`, fails saying how many are lost.
-  private func confirmTaps(_ client: BrokerClient, timeout: Duration) async throws {
+  private func confirmTaps(
+    _ client: BrokerClient, store: Store<R.State, R.Action>, timeout: Duration
+  ) async throws {
     try? await client.waitUntilConfirmed(timeout: timeout)
     let lost = client.unconfirmedWriteCount
     guard lost > 0 else { return }
-    let connection = client.handshakeFailureReason ?? client.connectionState.rawValue
+    let connection =
+      client.handshakeFailureReason ?? shared(store.state).saveError.map { "\($0)" }
+      ?? client.connectionState.rawValue
     let (taps, are) = lost == 1 ? ("1 tap was", "is") : ("\(lost) taps were", "are")
     throw BrokerClientError.timedOut(
       "\(taps) not confirmed by the broker at \(client.endpoint) within \(timeout) "
@@ -104,7 +123,7 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
   private func render(_ state: R.State, _ format: ProgramOptions.PrintFormat) -> String {
     switch format {
     case .text: line(state)
-    case .json: Self.json(stats(state))
+    case .json: Self.json(shared(state).wrappedValue)
     }
   }
 
@@ -141,11 +160,11 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
       if interactive {
         terminal.activate()
         view = store.observe({ state in
-          screen(state, options) + (refusal(state, client).map { ["", "  \($0)"] } ?? [])
+          screen(state, options) + (problem(state, client).map { ["", "  \($0)"] } ?? [])
         }) { terminal.draw($0) }
       } else {
         view = store.observe({ state in
-          render(state, options.format) + (refusal(state, client).map { " · \($0)" } ?? "")
+          render(state, options.format) + (problem(state, client).map { " · \($0)" } ?? "")
         }) { emit($0) }
       }
       defer {
@@ -179,10 +198,13 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     try await group.run()
   }
 
-  /// Why the broker refuses this client, while it does: shown with the state, since the
-  /// connection alone would only say `refused`.
-  private func refusal(_ state: R.State, _ client: BrokerClient) -> String? {
-    connection(state) == .refused ? client.handshakeFailureReason : nil
+  /// What keeps the shown value from being the shared one, shown with it: the broker refuses
+  /// this client (the connection alone would only say `refused`), the broker's value cannot be
+  /// read, or it refuses the writes.
+  private func problem(_ state: R.State, _ client: BrokerClient) -> String? {
+    if connection(state) == .refused { return client.handshakeFailureReason }
+    let shared = shared(state)
+    return (shared.loadError ?? shared.saveError).map { "\($0)" }
   }
 }
 

@@ -24,7 +24,9 @@ public struct ProgramOptions: ParsableArguments {
   public var key = "stats"
 
   /// Commands to run instead of the interactive UI.
+  // Unconditional: a script may start with "-" (a decrement), which is not a flag.
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp(
       "Comma-separated commands to run once the shared value has arrived; then wait for the "
         + "broker to confirm every tap, print the final state (one line) and exit.",
@@ -82,7 +84,9 @@ public struct ProgramOptions: ParsableArguments {
       throw ValidationError("--key must be 1 to 256 bytes of UTF-8 without control characters.")
     }
     guard broker.contains("://") else {
-      throw ValidationError("--broker must be an endpoint such as tcp://127.0.0.1:5555.")
+      throw ValidationError(
+        "--broker (or SHARED_BROKER_URL) must be an endpoint such as tcp://127.0.0.1:5555, not \"\(broker)\"."
+      )
     }
     guard (curveServerKey == nil) == (curveKeyFile == nil) else {
       throw ValidationError("--curve-server-key and --curve-key-file go together.")

@@ -39,9 +39,10 @@ public struct Script: Equatable, Sendable {
       var command = item
       var count = 1
       if let x = item.lastIndex(of: "x"), x != item.startIndex,
-        let repeats = Int(item[item.index(after: x)...])
+        case let digits = item[item.index(after: x)...], !digits.isEmpty,
+        digits.allSatisfy({ $0.isASCII && $0.isNumber })
       {
-        guard repeats > 0, repeats <= 10_000_000 else {
+        guard let repeats = Int(digits), repeats > 0, repeats <= 10_000_000 else {
           throw ScriptError(item: item, reason: "repeat count must be 1...10000000")
         }
         command = String(item[..<x])

@@ -82,7 +82,7 @@ public final class BrokerServer: Service, Sendable {
   public func start() throws -> BrokerEndpoints {
     let store: BrokerStore
     do {
-      store = try BrokerStore(directory: configuration.dataDirectory)
+      store = try BrokerStore(directory: configuration.dataDirectory, instance: instance)
     } catch {
       throw BrokerStartError.dataDirectory(configuration.dataDirectory?.path ?? "", error)
     }
@@ -367,7 +367,9 @@ public final class BrokerServer: Service, Sendable {
         counters.withLock { $0.withoutHello += 1 }
         reply(
           .error(
-            code: .helloFirst, message: "say HELLO first: this connection is new to this broker",
+            code: .helloFirst,
+            message: "say HELLO first: this connection has not said HELLO to this broker, "
+              + "or its client id said HELLO on another connection since",
             key: written?.key, write: written?.write
           )
         )
@@ -412,7 +414,7 @@ public final class BrokerServer: Service, Sendable {
         )
         return
       }
-      if now < configuration.seedWindow, store.isSeedable(key) {
+      if now < configuration.seedWindow, store.awaitsCopies(key) {
         reply(
           .error(
             code: .seeding,

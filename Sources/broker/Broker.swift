@@ -72,7 +72,10 @@ struct Broker: AsyncParsableCommand {
     guard Logger.Level(rawValue: logLevel) != nil else {
       throw ValidationError("Unknown log level \"\(logLevel)\".")
     }
-    guard maxValueSize > 0 else { throw ValidationError("--max-value-size must be positive.") }
+    // Within what libzmq's message size limit (this + 64 KiB) holds without overflowing.
+    guard (1...(1 << 30)).contains(maxValueSize) else {
+      throw ValidationError("--max-value-size must be from 1 to 1073741824 (1 GiB).")
+    }
     // Beyond about 31 years a duration overflows.
     guard clientTimeout > 0, clientTimeout <= 1_000_000_000 else {
       throw ValidationError("--client-timeout must be a positive number of seconds, at most 1000000000.")
@@ -80,8 +83,8 @@ struct Broker: AsyncParsableCommand {
     guard seedWindow >= 0, seedWindow <= 3600 else {
       throw ValidationError("--seed-window must be a number of seconds from 0 to 3600.")
     }
-    guard maxQueuedUpdates > 0, maxQueuedUpdates <= Int(Int32.max) else {
-      throw ValidationError("--max-queued-updates must be positive.")
+    guard (1...Int(Int32.max)).contains(maxQueuedUpdates) else {
+      throw ValidationError("--max-queued-updates must be from 1 to 2147483647.")
     }
     guard (curveSecretFile == nil) == (allowKeys == nil) else {
       throw ValidationError("--curve-secret-file and --allow-keys go together.")

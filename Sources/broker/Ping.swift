@@ -37,7 +37,7 @@ struct Ping: ParsableCommand {
     }
     _ = try socket.send(BrokerMessage.ping().frames)
     while let frames = try socket.receive() {
-      if case let .pong(instance)? = try? BrokerMessage(frames: frames) {
+      if case let .pong(instance, _)? = try? BrokerMessage(frames: frames) {
         print("broker at \(endpoint) answered (instance \(instance))")
         return
       }

@@ -19,7 +19,11 @@ struct CommandLineTests {
     ("counter", ["--autoplay", "inf"], "--autoplay must be a positive number of seconds"),
     ("counter", ["--autoplay", "-2"], "--autoplay must be a positive number of seconds"),
     ("broker", ["--client-timeout", "1e300"], "--client-timeout must be a positive number"),
-    ("broker", ["--max-value-size", "-5"], "--max-value-size must be positive"),
+    ("broker", ["--max-value-size", "-5"], "--max-value-size must be from 1 to 1073741824"),
+    ("broker", ["--max-value-size", "9223372036854775807"], "--max-value-size must be from 1 to 1073741824"),
+    ("broker", ["--seed-window", "-1"], "--seed-window must be a number of seconds from 0 to 3600"),
+    ("broker", ["--max-queued-updates", "0"], "--max-queued-updates must be from 1 to 2147483647"),
+    ("counter", ["--script", "+x99999999999999999999"], "repeat"),
     ("broker", ["ping", "--timeout", "inf"], "--timeout must be a positive number of seconds"),
   ])
   func badValuesAreUsageErrors(program: String, arguments: [String], message: String) async throws {
@@ -72,6 +76,8 @@ struct CommandLineTests {
     let (broker, router, _) = try await startBroker()
     let answered = try await run("broker", ["ping", router])
     #expect(answered.status == 0, "\(answered.output)")
+    #expect(answered.output.hasPrefix("broker at \(router) answered (instance "), "\(answered.output)")
+    #expect(!answered.output.contains("behind"))
     broker.signal(SIGTERM)
     #expect(await broker.waitForExit() == 0)
     let silent = try await run("broker", ["ping", router, "--timeout", "0.3"])

@@ -108,4 +108,43 @@ struct ProgramsTests {
       #expect(process.printed.contains("Usage: \(program)") || process.printed.contains("Error:"))
     }
   }
+
+  /// Another client (Python, from PROTOCOL.md) wrote `{"count":1}`, which is not the programs'
+  /// four-field value: `--once` and a script fail saying so, instead of showing made-up zeros or
+  /// writing over it.
+  @Test func aValueThatIsNotStatsIsReportedNotShownAsZeros() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let script = URL(fileURLWithPath: #filePath)
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("Scripts/protocol_client.py")
+    let foreign = try await runCommand("/usr/bin/python3", [script.path, router, "junk", "count", "1"])
+    #expect(foreign.status == 0, "\(foreign.output)")
+    for (program, arguments) in [("profile", ["--once"]), ("counter", ["--script", "+"])] {
+      let run = try await ChildProcess(program, ["--broker", router, "--key", "junk", "--print", "json"] + arguments)
+      #expect(await run.waitForExit() == 1)
+      #expect(run.printed.contains("error: The broker's value for \"junk\" is not a Stats"), "\(run.printed)")
+      #expect(!run.printed.contains("numberOfCounts"))
+    }
+  }
+
+  /// A broker whose value limit is below the programs' value: the taps are lost, and the
+  /// program says why rather than just "connected".
+  @Test func tapsTheBrokerRefusesAreReportedWithTheReason() async throws {
+    let (broker, router, _) = try await startBroker(["--max-value-size", "10"])
+    defer { broker.signal(SIGTERM) }
+    let counter = try await ChildProcess("counter", ["--broker", router, "--script", "+", "--timeout", "1"])
+    #expect(await counter.waitForExit() == 1)
+    #expect(counter.printed.contains("1 tap was not confirmed"), "\(counter.printed)")
+    #expect(counter.printed.contains("(too-large)") && counter.printed.contains("exceeds the broker's limit of 10"), "\(counter.printed)")
+  }
+
+  /// A script may start with a decrement: `-` is a command there, not a flag.
+  @Test func aScriptMayStartWithMinus() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let counter = try await ChildProcess("counter", ["--broker", router, "--script", "-x2,+", "--print", "json"])
+    #expect(await counter.waitForExit() == 0, "\(counter.printed)")
+    #expect(lastLine(counter.printed) == #"{"count":-1,"maxCount":0,"minCount":-2,"numberOfCounts":3}"#)
+  }
 }

@@ -38,11 +38,14 @@ struct ProtocolDocumentTests {
   /// themselves, one form per number, PING and PONG versions, and SEED.
   @Test func pythonClientFindsTheRulesAsDocumented() async throws {
     try await withBrokerFixture { fixture in
-      let (status, output) = try await runCommand(
-        "/usr/bin/python3", [Self.script.path, fixture.endpoint, "--check-rules"]
-      )
-      #expect(status == 0, "python3 said: \(output)")
-      #expect(output.contains("rules: 18 checked"), "\(output)")
+      // Twice: the checks use keys of their own, so they hold on a broker already used.
+      for _ in 0..<2 {
+        let (status, output) = try await runCommand(
+          "/usr/bin/python3", [Self.script.path, fixture.endpoint, "--check-rules"]
+        )
+        #expect(status == 0, "python3 said: \(output)")
+        #expect(output.contains("rules: 18 checked"), "\(output)")
+      }
     }
   }
 }

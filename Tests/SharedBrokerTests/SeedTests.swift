@@ -61,6 +61,30 @@ struct SeedTests {
     #expect(fixture.server?.statistics.seedsAdopted == 1)
   }
 
+  /// A broker with `--data` that was replaced for a while by one without (whose run went on
+  /// counting) comes back: its data is older than the clients' copies from that run, which win;
+  /// a copy from the run that wrote the data does not.
+  @Test(arguments: [false, true])
+  func aCopyFromALaterRunBeatsLoadedData(writtenFirst: Bool) async throws {
+    let fixture = try BrokerFixture(persistent: true)
+    defer { fixture.shutdown() }
+    let dataRun = try #require(fixture.server?.instance)
+    let a = try RawClient(fixture.endpoint, hello: "a")
+    for write in 1...4 {
+      _ = try a.request(.write(client: "a", write: UInt64(write), key: "k", base: UInt64(write - 1), value: Data("\(write)".utf8)))
+    }
+    try fixture.restart()
+    let b = try RawClient(fixture.endpoint, hello: "b")
+    #expect(try seed(b, "b", origin: dataRun, version: 3, "3")?.value == "4")
+    if writtenFirst {
+      #expect(try b.request(.write(client: "b", write: 1, key: "k", base: 4, value: Data("5".utf8))) == .ack(key: "k", write: 1, version: 5))
+    }
+    // The run in between started after the data's run and before this one.
+    let answer = try seed(b, "b", origin: dataRun + "~", version: 11, "11")
+    #expect(answer?.value == (writtenFirst ? "5" : "11"))
+    #expect(fixture.server?.statistics.seedsAdopted == (writtenFirst ? 0 : 1))
+  }
+
   /// A copy says which writes it holds: a client whose write the lost broker applied (but whose
   /// ACK never came) learns it from the new broker and does not apply it again.
   @Test func aCopyCarriesTheWritesItHolds() async throws {

@@ -17,6 +17,8 @@ final class BrokerStore {
     var lastWrites: [String: UInt64]
     /// The client whose write made `version` (absent in data written before pipelining).
     var lastClient: String?
+    /// The broker run that made `version` (absent in data written before protocol 2).
+    var instance: String?
   }
 
   enum WriteResult: Equatable {
@@ -36,17 +38,26 @@ final class BrokerStore {
   }
 
   private(set) var entries: [String: Entry] = [:]
-  /// Keys this broker has only from seeds: no write has been applied to them since it started,
-  /// and it did not load them. Absent keys may be seeded too.
+  /// Keys this run has only from clients' copies (no write applied to them yet), with the copy
+  /// a newer one must beat. Absent keys take any copy.
   private var seeded: [String: SeedOrigin] = [:]
+  /// Keys loaded from the data that no write changed yet in this run, with the run and version
+  /// that made them: a client's copy made by a later run (one without this data) beats them.
+  private var loaded: [String: SeedOrigin] = [:]
+  /// This broker run, which makes every version it writes.
+  private let instance: String
   private let directory: URL?
   private var logDescriptor: Int32 = -1
 
-  init(directory: URL?) throws {
+  init(directory: URL?, instance: String) throws {
     self.directory = directory
+    self.instance = instance
     guard let directory else { return }
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     try load(from: directory)
+    for (key, entry) in entries {
+      if let made = entry.instance { loaded[key] = SeedOrigin(instance: made, version: entry.version) }
+    }
     try compact(into: directory)
     logDescriptor = open(logURL(directory).path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
     guard logDescriptor >= 0 else { throw StorageError(operation: "open the write log") }
@@ -75,9 +86,9 @@ final class BrokerStore {
     return (entry.version, entry.lastWrites[client] ?? 0, entry.value)
   }
 
-  /// Whether clients' copies may still replace the key: the broker neither loaded it nor
-  /// applied a write to it since it started.
-  func isSeedable(_ key: String) -> Bool {
+  /// Whether the key waits for clients' copies: this run neither loaded it nor applied a write
+  /// to it. (A loaded key takes a newer copy too, but does not hold writes back for one.)
+  func awaitsCopies(_ key: String) -> Bool {
     entries[key] == nil || seeded[key] != nil
   }
 
@@ -88,10 +99,11 @@ final class BrokerStore {
   func seed(
     client: String, key: String, origin: SeedOrigin, value: Data, writes: [String: UInt64]
   ) throws -> UInt64? {
-    guard isSeedable(key) else { return nil }
+    let current = seeded[key] ?? loaded[key]
+    guard entries[key] == nil || current != nil else { return nil }
     var entry = entries[key] ?? Entry(version: 0, value: Data(), lastWrites: [:])
     entry.lastWrites.merge(writes, uniquingKeysWith: max)
-    guard seeded[key].map({ origin > $0 }) ?? true else {
+    guard current.map({ origin > $0 }) ?? true else {
       // Not logged: the records only help while the clients that hold those writes are alive.
       entries[key] = entry
       return nil
@@ -99,13 +111,16 @@ final class BrokerStore {
     entry.version += 1
     entry.value = value
     entry.lastClient = nil
+    entry.instance = instance
     try append(
       LogRecord(
-        key: key, version: entry.version, client: client, write: 0, value: value, writes: entry.lastWrites
+        key: key, version: entry.version, client: client, write: 0, value: value, instance: instance,
+        writes: entry.lastWrites
       )
     )
     entries[key] = entry
     seeded[key] = origin
+    loaded[key] = nil
     return entry.version
   }
 
@@ -127,14 +142,17 @@ final class BrokerStore {
       return .rejected(version: version, lastWrite: lastWrite, value: current)
     }
     try append(
-      LogRecord(key: key, version: version + 1, client: client, write: write, value: value))
+      LogRecord(key: key, version: version + 1, client: client, write: write, value: value, instance: instance)
+    )
     if slot == nil { entries[key] = Entry(version: 0, value: Data(), lastWrites: [:]) }
     if !seeded.isEmpty { seeded[key] = nil }
+    if !loaded.isEmpty { loaded[key] = nil }
     let index = slot ?? entries.index(forKey: key)!
     entries.values[index].version = version + 1
     entries.values[index].value = value
     entries.values[index].lastWrites[client] = write
     entries.values[index].lastClient = client
+    entries.values[index].instance = instance
     return .applied(version: version + 1)
   }
 
@@ -146,6 +164,8 @@ final class BrokerStore {
     let client: String
     let write: UInt64
     let value: Data
+    /// The run that made the version (absent in logs written before protocol 2).
+    var instance: String? = nil
     /// A seed's write records (its `write` is 0).
     var writes: [String: UInt64]? = nil
   }
@@ -184,6 +204,7 @@ final class BrokerStore {
       guard record.version > entry.version else { continue }
       entry.version = record.version
       entry.value = record.value
+      entry.instance = record.instance
       if let writes = record.writes {
         entry.lastWrites.merge(writes, uniquingKeysWith: max)
         entry.lastClient = nil
