@@ -463,13 +463,12 @@ public final class BrokerServer: Service, Sendable {
     client: String, key: String, origin: BrokerStore.SeedOrigin, value: Data, writes: [String: UInt64],
     reply: (BrokerMessage) -> Void, publisher: Socket, store: BrokerStore
   ) {
-    guard value.count <= configuration.maxValueSize else {
-      counters.withLock { $0.oversized += 1 }
-      reply(.error(code: .tooLarge, message: "seed of \(value.count) bytes exceeds \(configuration.maxValueSize)", key: nil, write: nil))
-      return
-    }
+    // A copy over the value limit (a broker restarted with a smaller one) is not adopted; the
+    // client takes the broker's state instead, as for any refused copy.
+    let fits = value.count <= configuration.maxValueSize
+    if !fits { counters.withLock { $0.oversized += 1 } }
     do {
-      if origin.instance < instance,
+      if fits, origin.instance < instance,
         let version = try store.seed(client: client, key: key, origin: origin, value: value, writes: writes)
       {
         counters.withLock {

@@ -32,6 +32,18 @@ struct CommandLineTests {
     #expect(output.contains(message), "\(program) \(arguments): \(output)")
   }
 
+  /// `--help` lists the script commands and says the script waits for the shared value and
+  /// prints one final line.
+  @Test(arguments: ["counter", "profile"])
+  func helpListsTheScriptCommands(program: String) async throws {
+    let (status, output) = try await run(program, ["--help"])
+    #expect(status == 0)
+    let help = output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    for text in ["+ and -", "prime", "reset", "wait:MS", "CMDxN", "once the shared value has arrived", "(one line)"] {
+      #expect(help.contains(text), "\(text) is missing from: \(help)")
+    }
+  }
+
   @Test(arguments: ["broker", "counter", "profile"])
   func versionNamesTheReleaseAndProtocol(program: String) async throws {
     let (status, output) = try await run(program, ["--version"])

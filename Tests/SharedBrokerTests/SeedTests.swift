@@ -48,6 +48,16 @@ struct SeedTests {
     #expect(try a.request(.get(client: "a", key: "k"))?.value == "later")
   }
 
+  /// A copy bigger than the broker's value limit is not adopted, and answered like any refused
+  /// one, so the client takes the broker's state instead of offering it forever.
+  @Test func aCopyOverTheValueLimitIsAnsweredNotAdopted() async throws {
+    let fixture = try BrokerFixture(maxValueSize: 4)
+    defer { fixture.shutdown() }
+    let a = try RawClient(fixture.endpoint, hello: "a")
+    #expect(try seed(a, "a", origin: Self.old, version: 3, "too long") == .snapshot(key: "k", version: 0, lastWrite: 0, value: Data()))
+    #expect(fixture.server?.statistics.oversized == 1)
+  }
+
   @Test func onceWrittenAKeyTakesNoCopyButAnUnknownKeyStillDoes() async throws {
     let fixture = try BrokerFixture()
     defer { fixture.shutdown() }
