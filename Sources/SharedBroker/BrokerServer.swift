@@ -361,31 +361,25 @@ public final class BrokerServer: Service, Sendable {
       break
     }
     if let client = request.client {
-      let written: (key: String, write: UInt64)? =
-        if case let .write(_, write, key, _, _, _) = request { (key, write) } else { nil }
-      guard let hello = sessions.client(ofPeer: identity) else {
+      func refuse(_ code: BrokerErrorCode, _ message: String) {
+        let written: (key: String, write: UInt64)? =
+          if case let .write(_, write, key, _, _, _) = request { (key, write) } else { nil }
+        reply(.error(code: code, message: message, key: written?.key, write: written?.write))
+      }
+      guard let hello = sessions.heard(fromPeer: identity, at: now) else {
         counters.withLock { $0.withoutHello += 1 }
-        reply(
-          .error(
-            code: .helloFirst,
-            message: "say HELLO first: this connection has not said HELLO to this broker, "
-              + "or its client id said HELLO on another connection since",
-            key: written?.key, write: written?.write
-          )
+        refuse(
+          .helloFirst,
+          "say HELLO first: this connection has not said HELLO to this broker, "
+            + "or its client id said HELLO on another connection since"
         )
         return
       }
       guard hello == client else {
         counters.withLock { $0.malformed += 1 }
-        reply(
-          .error(
-            code: .badRequest, message: "client \"\(client)\" is not the one this connection said HELLO as",
-            key: written?.key, write: written?.write
-          )
-        )
+        refuse(.badRequest, "client \"\(client)\" is not the one this connection said HELLO as")
         return
       }
-      sessions.heard(fromPeer: identity, at: now)
     }
     switch request {
     case let .sync(client, key):

@@ -69,10 +69,8 @@ final class ClientLoop: @unchecked Sendable {
   /// Per key, how many writes may be in flight (absent: the maximum).
   private var window: [String: Int] = [:]
   private var nextWriteID: UInt64 = 1
-  /// Per key, the last write id of each client seen applied (updates, this client's ACKs): a
-  /// copy offered to a broker that lost the key says which writes it holds, so their clients'
-  /// resends are not applied twice.
-  private var writers: [String: [String: UInt64]] = [:]
+  /// Per key, the writes seen applied, for a copy offered to a broker that lost the key.
+  private var writers: [String: RecentWriters] = [:]
   /// Keys the last PONG said the broker holds at another version, checked once the updates
   /// read meanwhile are applied.
   private var behind: [KeyVersion] = []
@@ -351,7 +349,7 @@ final class ClientLoop: @unchecked Sendable {
       updateState(client)
     case let .ack(key, write, version):
       guard settle(key, through: write) else { return }
-      writers[key, default: [:]][id] = write
+      writers[key, default: RecentWriters()].record(id, write: write)
       channels[key]?.receiveAck(write: write, version: version)
       client.progressed()
     case let .reject(key, write, version, lastWrite, value):
@@ -441,7 +439,7 @@ final class ClientLoop: @unchecked Sendable {
           guard let channel = channels[key], let brokerInstance else { continue }
           let fromThisClient = writer == id
           if fromThisClient { settle(key, through: write) }
-          if write > 0 { writers[key, default: [:]][writer] = write }
+          if write > 0 { writers[key, default: RecentWriters()].record(writer, write: write) }
           let gap = channel.receiveUpdate(
             version: version, fromThisClient: fromThisClient, write: write, value: value,
             instance: brokerInstance
@@ -474,7 +472,7 @@ final class ClientLoop: @unchecked Sendable {
       send(
         .seed(
           client: id, key: key, origin: copy.origin, version: copy.version, value: copy.value,
-          writes: writers[key] ?? [:]
+          writes: writers[key]?.writes ?? [:]
         )
       )
     } else {

@@ -3,10 +3,10 @@ import Foundation
 /// The clients the broker has heard from and when, so it can forget the dead ones.
 ///
 /// A client is known by the id it says `HELLO` with, on the connection (ROUTER identity) it said
-/// it on; every later request on that connection counts as the client's, `PING` included. A client that stays silent for
-/// longer than the timeout is expired: the broker drops its exactly-once records and its
-/// connection identity. Live clients ping every heartbeat, so only dead ones (or ones cut off
-/// for longer than the timeout) expire.
+/// it on; every later request on that connection counts as the client's, `PING` included. A
+/// client that stays silent for longer than the timeout is expired: the broker drops its
+/// exactly-once records and its connection identity. Live clients ping every heartbeat, so only
+/// dead ones (or ones cut off for longer than the timeout) expire.
 struct ClientSessions {
   private struct Session {
     var lastHeard: Duration
@@ -18,6 +18,10 @@ struct ClientSessions {
   private var sessions: [String: Session] = [:]
   private var clientOfPeer: [Data: String] = [:]
   private var nextSweep: Duration = .zero
+  /// The connection heard from last: a run of requests on one connection (a writer's stream)
+  /// compares its identity instead of hashing it and the client id on each request. Its time
+  /// goes into `sessions` when another connection speaks, and before a sweep.
+  private var latest: (peer: Data, client: String, heard: Duration)?
 
   init(timeout: Duration) {
     self.timeout = timeout
@@ -26,22 +30,34 @@ struct ClientSessions {
   /// The clients known now.
   var count: Int { sessions.count }
 
-  /// The client that said `HELLO` on the connection `peer`, if it is still remembered.
-  func client(ofPeer peer: Data) -> String? {
-    clientOfPeer[peer]
-  }
-
   /// Records a `HELLO` from `client` over the connection `peer`.
   mutating func heard(from client: String, peer: Data, at now: Duration) {
+    settleLatest()
     let previous = sessions.updateValue(Session(lastHeard: now, peer: peer), forKey: client)
     if let old = previous?.peer, old != peer { clientOfPeer[old] = nil }
     if previous?.peer != peer { clientOfPeer[peer] = client }
   }
 
-  /// Records any other request, by its connection; one that never said `HELLO` counts for nobody.
-  mutating func heard(fromPeer peer: Data, at now: Duration) {
-    guard let client = clientOfPeer[peer] else { return }
+  /// Records any other request, by its connection, and returns the client that said `HELLO`
+  /// on it; one that never did (or whose client was forgotten) counts for nobody.
+  @discardableResult
+  mutating func heard(fromPeer peer: Data, at now: Duration) -> String? {
+    if latest?.peer == peer {
+      latest!.heard = now
+      return latest!.client
+    }
+    settleLatest()
+    guard let client = clientOfPeer[peer] else { return nil }
     sessions[client]?.lastHeard = now
+    latest = (peer, client, now)
+    return client
+  }
+
+  /// Writes the latest connection's time back into its session, and forgets the shortcut.
+  private mutating func settleLatest() {
+    guard let latest else { return }
+    sessions[latest.client]?.lastHeard = latest.heard
+    self.latest = nil
   }
 
   /// Starts the clock for clients known only from stored data (after a restart).
@@ -56,6 +72,7 @@ struct ClientSessions {
   mutating func expire(at now: Duration) -> Set<String> {
     guard now >= nextSweep else { return [] }
     nextSweep = now + timeout / 4
+    settleLatest()
     let expired = Set(sessions.filter { now - $0.value.lastHeard > timeout }.keys)
     for client in expired {
       if let peer = sessions.removeValue(forKey: client)?.peer { clientOfPeer[peer] = nil }

@@ -1,0 +1,30 @@
+/// The last write id of each of the most recent writers of one key, as a client saw them applied
+/// (other clients' updates, its own ACKs), for the copy it offers a broker that lost the key.
+///
+/// The copy says which writes it holds so that a writer whose ACK was lost with the broker does
+/// not apply its write again. Such a write was among the last ones the broker applied (its ACK
+/// would have come a round trip later), so the most recent writers are all a copy needs, and the
+/// record stays small however many processes ever wrote the key. The latest writer comes first:
+/// a stream of updates from one writer costs one comparison each.
+struct RecentWriters {
+  /// How many writers are kept.
+  static let capacity = 64
+
+  private var entries: [(client: String, write: UInt64)] = []
+
+  /// Records that `client`'s write `write` was applied.
+  mutating func record(_ client: String, write: UInt64) {
+    if entries.first?.client == client {
+      entries[0].write = write
+      return
+    }
+    if let index = entries.firstIndex(where: { $0.client == client }) { entries.remove(at: index) }
+    entries.insert((client, write), at: 0)
+    if entries.count > Self.capacity { entries.removeLast() }
+  }
+
+  /// The writers and their last write ids.
+  var writes: [String: UInt64] {
+    Dictionary(entries.map { ($0.client, $0.write) }, uniquingKeysWith: max)
+  }
+}
