@@ -462,7 +462,7 @@ public final class BrokerServer: Service, Sendable {
     let fits = value.count <= configuration.maxValueSize
     if !fits { counters.withLock { $0.oversized += 1 } }
     do {
-      if fits, origin.instance < instance,
+      if fits, origin.instance != instance,
         let version = try store.seed(client: client, key: key, origin: origin, value: value, writes: writes)
       {
         counters.withLock {

@@ -42,7 +42,7 @@ struct SeedTests {
       Issue.record("expected a seeding error for write 1, got \(String(describing: write))")
       return
     }
-    // A copy that claims this very instance (or a later one) cannot be a lost one.
+    // A copy that claims this very instance cannot be a lost one.
     let instance = try #require(fixture.server?.instance)
     _ = try seed(a, "a", origin: instance, version: 50, "mine")
     #expect(try a.request(.get(client: "a", key: "k"))?.value == "later")
