@@ -209,20 +209,23 @@ extension BrokerMessage {
       }
       let write = try number(1)
       let key = try key(2)
-      guard write > 0 else { throw .malformed("write ids start at 1") }
+      let after = fields.count == 6 ? try number(5) : nil
+      guard write > 0, after != 0 else { throw .malformed("write ids start at 1") }
       guard !fields[4].isEmpty else { throw .malformed("an empty value means no value: write at least 1 byte") }
       self = .write(
-        client: try text(0), write: write, key: key, base: try number(3),
-        value: fields[4], after: fields.count == 6 ? try number(5) : nil
+        client: try text(0), write: write, key: key, base: try number(3), value: fields[4], after: after
       )
     case "SEED":
       guard fields.count >= 5, !fields.count.isMultiple(of: 2) else {
         throw .malformed("SEED is: client key origin version value [writer write]...")
       }
       guard !fields[4].isEmpty else { throw .malformed("a seed needs a value") }
+      guard try number(3) > 0 else { throw .malformed("a copy has a version from 1") }
       var writes: [String: UInt64] = [:]
       for index in stride(from: 5, to: fields.count, by: 2) {
-        guard writes.updateValue(try number(index + 1), forKey: try text(index)) == nil else {
+        let write = try number(index + 1)
+        guard write > 0 else { throw .malformed("write ids start at 1") }
+        guard writes.updateValue(write, forKey: try text(index)) == nil else {
           throw .malformed("SEED names a writer twice")
         }
       }

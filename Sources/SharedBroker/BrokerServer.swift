@@ -385,6 +385,13 @@ public final class BrokerServer: Service, Sendable {
     case let .sync(client, key):
       _ = try? publisher.send(BrokerMessage.synced(key: key, client: client).frames, dontWait: true)
     case let .get(client, key):
+      // During the seed window, "no value" may only mean that no copy has arrived yet.
+      if now < configuration.seedWindow, store.lacks(key) {
+        reply(
+          .error(code: .seeding, message: "no copy of this key has arrived yet; ask again", key: key, write: 0)
+        )
+        return
+      }
       let snapshot = store.snapshot(key: key, client: client)
       reply(
         .snapshot(

@@ -147,4 +147,31 @@ struct ProgramsTests {
     #expect(await counter.waitForExit() == 0, "\(counter.printed)")
     #expect(lastLine(counter.printed) == #"{"count":-1,"maxCount":0,"minCount":-2,"numberOfCounts":3}"#)
   }
+
+  /// A running profile shows a value it cannot read as it arrives, and stops showing the error
+  /// once a readable value replaces it, even though the numbers it shows do not change.
+  @Test func aRunningProgramShowsAndClearsTheLoadError() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let script = URL(fileURLWithPath: #filePath)
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+      .appendingPathComponent("Scripts/protocol_client.py")
+    let profile = try await ChildProcess("profile", ["--broker", router, "--key", "junk"])
+    defer { profile.signal(SIGTERM) }
+    #expect(await profile.waitForOutput(containing: "current 0 · max 0 · min 0 · taps 0 · connected") != nil)
+    func add(_ field: String, _ delta: Int) async throws {
+      let run = try await runCommand("/usr/bin/python3", [script.path, router, "junk", field, "\(delta)"])
+      #expect(run.status == 0, "\(run.output)")
+    }
+    try await add("count", 0)
+    let shown = await profile.waitForOutput(containing: "is not a Stats")
+    #expect(shown != nil, "\(profile.printed)")
+    let mark = profile.printedCount
+    for field in ["maxCount", "minCount", "numberOfCounts"] { try await add(field, 0) }
+    // The same numbers, now without the error.
+    let cleared = await profile.waitForOutput(
+      containing: "\ncurrent 0 · max 0 · min 0 · taps 0 · connected\n", after: mark - 1
+    )
+    #expect(cleared != nil, "\(profile.printed)")
+  }
 }

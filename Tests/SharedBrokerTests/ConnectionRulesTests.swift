@@ -72,6 +72,7 @@ struct ConnectionRulesTests {
     (["WRITE", "a", "1", "k", "0", ""], .badRequest),  // an empty value is no value
     (["WRITE", "a", "1", "k", "00", "1"], .badRequest),  // one form per number
     (["WRITE", "a", "1", "k", "0", "1", "x"], .badRequest),
+    (["WRITE", "a", "2", "k", "0", "1", "0"], .badRequest),  // after names a write id, from 1
     (["WRITE", "a", "1", "tab\tkey", "0", "1"], .invalidKey),
   ])
   func aRefusedWriteNamesItsKeyAndWrite(fields: [String], expected: BrokerErrorCode) async throws {

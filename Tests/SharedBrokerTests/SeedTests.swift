@@ -48,6 +48,29 @@ struct SeedTests {
     #expect(try a.request(.get(client: "a", key: "k"))?.value == "later")
   }
 
+  /// During the seed window a key with no copy yet has no known value: `GET` is asked to come
+  /// back (the client does, at its next heartbeat), so a reader does not take "nothing" for
+  /// the value the clients are about to bring back. A copy must have a version and write ids.
+  @Test func aGetDuringTheWindowWaitsForCopies() async throws {
+    let fixture = try BrokerFixture(seedWindow: .seconds(3600))
+    defer { fixture.shutdown() }
+    let a = try RawClient(fixture.endpoint, hello: "a")
+    guard case .error(.seeding, _, "k", 0) = try a.request(.get(client: "a", key: "k")) else {
+      Issue.record("expected a seeding error naming the key")
+      return
+    }
+    _ = try seed(a, "a", origin: Self.old, version: 2, "two")
+    #expect(try a.request(.get(client: "a", key: "k"))?.value == "two")
+    for fields in [
+      ["SEED", "a", "k", Self.old, "0", "zero"], ["SEED", "a", "k", Self.old, "3", "three", "b", "0"],
+    ] {
+      guard case .error(.badRequest, _, _, _) = try a.request(fields.map { Data($0.utf8) }).map({ try BrokerMessage(frames: $0) }) else {
+        Issue.record("expected bad-request for \(fields)")
+        continue
+      }
+    }
+  }
+
   /// A copy bigger than the broker's value limit is not adopted, and answered like any refused
   /// one, so the client takes the broker's state instead of offering it forever.
   @Test func aCopyOverTheValueLimitIsAnsweredNotAdopted() async throws {

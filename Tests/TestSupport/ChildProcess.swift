@@ -23,7 +23,7 @@ public final class ChildProcess: Sendable {
     /// The exit code, or the number of the signal that ended the child.
     var status: Int32?
     var wasSignaled = false
-    var outputWaiters: [UUID: (text: String, continuation: CheckedContinuation<String?, Never>)] = [:]
+    var outputWaiters: [UUID: (text: String, from: Int, continuation: CheckedContinuation<String?, Never>)] = [:]
     var exitWaiters: [UUID: CheckedContinuation<Int32, Never>] = [:]
   }
 
@@ -38,9 +38,10 @@ public final class ChildProcess: Sendable {
         } else {
           state.captured += bytes
         }
-        let now = String(decoding: state.captured, as: UTF8.self)
         var ready: [(CheckedContinuation<String?, Never>, String?)] = []
-        for (id, waiter) in state.outputWaiters where now.contains(waiter.text) || state.outputEnded {
+        for (id, waiter) in state.outputWaiters {
+          let now = String(decoding: state.captured[waiter.from...], as: UTF8.self)
+          guard now.contains(waiter.text) || state.outputEnded else { continue }
           ready.append((waiter.continuation, now.contains(waiter.text) ? now : nil))
           state.outputWaiters[id] = nil
         }
@@ -160,18 +161,27 @@ public final class ChildProcess: Sendable {
     record.state.withLock { String(decoding: $0.captured, as: UTF8.self) }
   }
 
+  /// How many bytes the child has printed so far: a mark for ``waitForOutput(containing:after:)``.
+  public var printedCount: Int {
+    record.state.withLock { $0.captured.count }
+  }
+
   /// Waits until the output contains `text` (or the output ends, or the test's time limit
   /// cancels the wait); returns the output then, or `nil` without it.
-  public func waitForOutput(containing text: String) async -> String? {
+  ///
+  /// - Parameters:
+  ///   - text: What to wait for.
+  ///   - mark: Look only at what was printed after this many bytes (``printedCount``).
+  public func waitForOutput(containing text: String, after mark: Int = 0) async -> String? {
     let id = UUID()
     return await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
         record.state.withLock { state in
-          let now = String(decoding: state.captured, as: UTF8.self)
+          let now = String(decoding: state.captured[min(mark, state.captured.count)...], as: UTF8.self)
           if now.contains(text) || state.outputEnded || Task.isCancelled {
             continuation.resume(returning: now.contains(text) ? now : nil)
           } else {
-            state.outputWaiters[id] = (text, continuation)
+            state.outputWaiters[id] = (text, mark, continuation)
           }
         }
       }

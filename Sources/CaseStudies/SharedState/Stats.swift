@@ -17,18 +17,24 @@ public struct Stats: Codable, Equatable, Hashable, Sendable {
     self.numberOfCounts = numberOfCounts
   }
 
-  /// One tap on +.
+  /// One tap on +. At the ends of `Int` (a value another process wrote) the numbers stay
+  /// where they are rather than overflow.
   public mutating func increment() {
-    count += 1
-    numberOfCounts += 1
+    count = Self.step(count, by: 1)
+    numberOfCounts = Self.step(numberOfCounts, by: 1)
     maxCount = max(maxCount, count)
   }
 
   /// One tap on −.
   public mutating func decrement() {
-    count -= 1
-    numberOfCounts += 1
+    count = Self.step(count, by: -1)
+    numberOfCounts = Self.step(numberOfCounts, by: 1)
     minCount = min(minCount, count)
+  }
+
+  private static func step(_ value: Int, by delta: Int) -> Int {
+    let (sum, overflowed) = value.addingReportingOverflow(delta)
+    return overflowed ? value : sum
   }
 
   /// Back to zero everywhere.

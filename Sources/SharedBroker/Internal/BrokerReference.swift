@@ -161,7 +161,11 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   }
 
   func receiveAck(write: UInt64, version: UInt64) {
-    lock.withLock { _ = confirmOwn(write: write, version: version) }
+    let changed = lock.withLock {
+      _ = confirmOwn(write: write, version: version)
+      return unnotified
+    }
+    if changed { notify() }
   }
 
   var confirmedVersion: UInt64 { lock.withLock { version } }
@@ -222,10 +226,13 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   }
 
   func writeFailed(_ error: (any Error)?) {
-    lock.withLock {
-      if let error { lastSaveError = error }
-      sent = []
+    let news = lock.withLock {
+      defer { sent = [] }
+      guard let error else { return false }
+      defer { lastSaveError = error }
+      return lastSaveError == nil
     }
+    if news { notify() }
   }
 
   // MARK: - Bookkeeping (under `lock`)
@@ -241,6 +248,7 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   private func catchUp() {
     if let data = undecoded {
       undecoded = nil
+      let hadError = lastLoadError != nil
       do {
         confirmed = try decoder.decode(Value.self, from: data)
         lastLoadError = nil
@@ -248,6 +256,8 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
         // Keep the last good value; the next write of ours replaces the bad one.
         lastLoadError = BrokerValueError(key: key, type: "\(Value.self)", underlying: error)
       }
+      // Observers show the error next to the value: its coming and going is news to them too.
+      if hadError != (lastLoadError != nil) { unnotified = true }
     }
     guard needsRebase else { return }
     needsRebase = false
@@ -262,6 +272,8 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
   private func confirmOwn(write: UInt64, version: UInt64) -> Bool {
     guard let index = sent.firstIndex(where: { $0.id == write }) else { return false }
     let own = sent[index]
+    // A cleared error is news to observers, who show it next to the value.
+    if lastSaveError != nil || (version > self.version && lastLoadError != nil) { unnotified = true }
     if version > self.version {
       confirmed = own.value
       self.version = version

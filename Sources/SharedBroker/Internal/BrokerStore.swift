@@ -86,10 +86,15 @@ final class BrokerStore {
     return (entry.version, entry.lastWrites[client] ?? 0, entry.value)
   }
 
-  /// Whether the key waits for clients' copies: this run neither loaded it nor applied a write
-  /// to it. (A loaded key takes a newer copy too, but does not hold writes back for one.)
+  /// Whether clients' copies may still replace the key: no write was applied to it in this run
+  /// (a key this run loaded, took from a copy, or does not have).
   func awaitsCopies(_ key: String) -> Bool {
-    entries[key] == nil || seeded[key] != nil
+    entries.index(forKey: key) == nil || seeded[key] != nil || loaded[key] != nil
+  }
+
+  /// Whether the key is one this run has no value for at all.
+  func lacks(_ key: String) -> Bool {
+    entries.index(forKey: key) == nil
   }
 
   /// Adopts a client's copy of a key that this broker lost, if the key is seedable and the copy
