@@ -66,6 +66,7 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
       if once {
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
         try checkValue(store.state)
+        await showsConnection(store, client)
         emit(render(store.state, options.format))
       } else if let script {
         // The script acts on the shared value, so it starts only once the broker sent it, and
@@ -77,6 +78,7 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         // A publication missed meanwhile (a SUB socket still joining) puts the key back to
         // syncing; the final line waits for the snapshot, so it shows the broker's value.
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
+        await showsConnection(store, client)
         emit(render(store.state, options.format))
       } else {
         try await runContinuously(store: store, client: client, options: options, logger: logger)
@@ -94,6 +96,14 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
   /// The shared value could not be read (another client wrote something that is not a `Stats`).
   private struct UnreadableValue: Error {
     let underlying: any Error
+  }
+
+  /// Waits until the state shows the client's connection: the state learns of it through an
+  /// effect, which may not have run yet when a wait on the client itself returns.
+  private func showsConnection(_ store: Store<R.State, R.Action>, _ client: BrokerClient) async {
+    for await shown in store.values(of: { connection($0) }) where shown == client.connectionState {
+      return
+    }
   }
 
   private func checkValue(_ state: R.State) throws {
