@@ -241,9 +241,7 @@ struct StorageFailureTests {
 /// sends a small batch; `make chaos` sets CHAOS_FUZZ_INPUTS to a million.
 @Suite(.timeLimit(.minutes(10)))
 struct FuzzTests {
-  static let script = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Scripts/fuzz_broker.py")
+  static let script = repositoryFile("Scripts/fuzz_broker.py")
 
   @Test func brokerSurvivesGarbageAndHonestClientsSeeNoChange() async throws {
     let inputs = ChaosTests.setting("CHAOS_FUZZ_INPUTS", 20_000)

@@ -115,9 +115,7 @@ struct ProgramsTests {
   @Test func aValueThatIsNotStatsIsReportedNotShownAsZeros() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    let script = URL(fileURLWithPath: #filePath)
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-      .appendingPathComponent("Scripts/protocol_client.py")
+    let script = repositoryFile("Scripts/protocol_client.py")
     let foreign = try await runCommand("/usr/bin/python3", [script.path, router, "junk", "count", "1"])
     #expect(foreign.status == 0, "\(foreign.output)")
     for (program, arguments) in [("profile", ["--once"]), ("counter", ["--script", "+"])] {
@@ -153,9 +151,7 @@ struct ProgramsTests {
   @Test func aRunningProgramShowsAndClearsTheLoadError() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    let script = URL(fileURLWithPath: #filePath)
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-      .appendingPathComponent("Scripts/protocol_client.py")
+    let script = repositoryFile("Scripts/protocol_client.py")
     let profile = try await ChildProcess("profile", ["--broker", router, "--key", "junk"])
     defer { profile.signal(SIGTERM) }
     #expect(await profile.waitForOutput(containing: "current 0 · max 0 · min 0 · taps 0 · connected") != nil)

@@ -9,9 +9,7 @@ import TestSupport
 /// key next to a Swift client: proof that the document is complete.
 @Suite(.timeLimit(.minutes(1)))
 struct ProtocolDocumentTests {
-  static let script = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .appendingPathComponent("Scripts/protocol_client.py")
+  static let script = repositoryFile("Scripts/protocol_client.py")
 
   @Test func pythonClientSpeaksTheProtocol() async throws {
     try await withBrokerFixture { fixture in

@@ -17,7 +17,9 @@ struct SeedTests {
     throws -> BrokerMessage?
   {
     try raw.request(
-      .seed(client: client, key: "k", origin: origin, version: version, value: Data(value.utf8), writes: [:])
+      .seed(
+        client: client, key: "k", origin: origin, version: version, value: Data(value.utf8),
+        writes: [:])
     )
   }
 
@@ -31,13 +33,20 @@ struct SeedTests {
     for (raw, client, version, value) in newestFirst ? copies.reversed() : copies {
       _ = try seed(raw, client, origin: Self.old, version: UInt64(version), value)
     }
-    #expect(try a.request(.get(client: "a", key: "k")) == .snapshot(key: "k", version: newestFirst ? 1 : 2, lastWrite: 0, value: Data("five".utf8)))
+    #expect(
+      try a.request(.get(client: "a", key: "k"))
+        == .snapshot(key: "k", version: newestFirst ? 1 : 2, lastWrite: 0, value: Data("five".utf8))
+    )
     // A copy from an earlier instance loses even with a higher version; a later one wins.
     _ = try seed(a, "a", origin: Self.older, version: 99, "stale")
     let later = try seed(a, "a", origin: "00000000000000002-later", version: 1, "later")
-    #expect(later == .snapshot(key: "k", version: newestFirst ? 2 : 3, lastWrite: 0, value: Data("later".utf8)))
+    #expect(
+      later
+        == .snapshot(
+          key: "k", version: newestFirst ? 2 : 3, lastWrite: 0, value: Data("later".utf8)))
     // While copies are collected, writes to the key wait, and say which write.
-    let write = try b.request(.write(client: "b", write: 1, key: "k", base: 3, value: Data("x".utf8)))
+    let write = try b.request(
+      .write(client: "b", write: 1, key: "k", base: 3, value: Data("x".utf8)))
     guard case .error(.seeding, _, "k", 1) = write else {
       Issue.record("expected a seeding error for write 1, got \(String(describing: write))")
       return
@@ -62,9 +71,14 @@ struct SeedTests {
     _ = try seed(a, "a", origin: Self.old, version: 2, "two")
     #expect(try a.request(.get(client: "a", key: "k"))?.value == "two")
     for fields in [
-      ["SEED", "a", "k", Self.old, "0", "zero"], ["SEED", "a", "k", Self.old, "3", "three", "b", "0"],
+      ["SEED", "a", "k", Self.old, "0", "zero"],
+      ["SEED", "a", "k", Self.old, "3", "three", "b", "0"],
     ] {
-      guard case .error(.badRequest, _, _, _) = try a.request(fields.map { Data($0.utf8) }).map({ try BrokerMessage(frames: $0) }) else {
+      guard
+        case .error(.badRequest, _, _, _) = try a.request(fields.map { Data($0.utf8) }).map({
+          try BrokerMessage(frames: $0)
+        })
+      else {
         Issue.record("expected bad-request for \(fields)")
         continue
       }
@@ -77,7 +91,9 @@ struct SeedTests {
     let fixture = try BrokerFixture(maxValueSize: 4)
     defer { fixture.shutdown() }
     let a = try RawClient(fixture.endpoint, hello: "a")
-    #expect(try seed(a, "a", origin: Self.old, version: 3, "too long") == .snapshot(key: "k", version: 0, lastWrite: 0, value: Data()))
+    #expect(
+      try seed(a, "a", origin: Self.old, version: 3, "too long")
+        == .snapshot(key: "k", version: 0, lastWrite: 0, value: Data()))
     #expect(fixture.server?.statistics.oversized == 1)
   }
 
@@ -85,10 +101,16 @@ struct SeedTests {
     let fixture = try BrokerFixture()
     defer { fixture.shutdown() }
     let a = try RawClient(fixture.endpoint, hello: "a")
-    #expect(try a.request(.write(client: "a", write: 1, key: "k", base: 0, value: Data("new".utf8))) == .ack(key: "k", write: 1, version: 1))
-    #expect(try seed(a, "a", origin: Self.old, version: 9, "old") == .snapshot(key: "k", version: 1, lastWrite: 1, value: Data("new".utf8)))
+    #expect(
+      try a.request(.write(client: "a", write: 1, key: "k", base: 0, value: Data("new".utf8)))
+        == .ack(key: "k", write: 1, version: 1))
+    #expect(
+      try seed(a, "a", origin: Self.old, version: 9, "old")
+        == .snapshot(key: "k", version: 1, lastWrite: 1, value: Data("new".utf8)))
     let other = try a.request(
-      .seed(client: "a", key: "other", origin: Self.old, version: 3, value: Data("kept".utf8), writes: [:])
+      .seed(
+        client: "a", key: "other", origin: Self.old, version: 3, value: Data("kept".utf8),
+        writes: [:])
     )
     #expect(other == .snapshot(key: "other", version: 1, lastWrite: 0, value: Data("kept".utf8)))
     #expect(fixture.server?.statistics.seedsAdopted == 1)
@@ -104,13 +126,18 @@ struct SeedTests {
     let dataRun = try #require(fixture.server?.instance)
     let a = try RawClient(fixture.endpoint, hello: "a")
     for write in 1...4 {
-      _ = try a.request(.write(client: "a", write: UInt64(write), key: "k", base: UInt64(write - 1), value: Data("\(write)".utf8)))
+      _ = try a.request(
+        .write(
+          client: "a", write: UInt64(write), key: "k", base: UInt64(write - 1),
+          value: Data("\(write)".utf8)))
     }
     try fixture.restart()
     let b = try RawClient(fixture.endpoint, hello: "b")
     #expect(try seed(b, "b", origin: dataRun, version: 3, "3")?.value == "4")
     if writtenFirst {
-      #expect(try b.request(.write(client: "b", write: 1, key: "k", base: 4, value: Data("5".utf8))) == .ack(key: "k", write: 1, version: 5))
+      #expect(
+        try b.request(.write(client: "b", write: 1, key: "k", base: 4, value: Data("5".utf8)))
+          == .ack(key: "k", write: 1, version: 5))
     }
     // The run in between started after the data's run and before this one.
     let answer = try seed(b, "b", origin: dataRun + "~", version: 11, "11")
@@ -126,11 +153,17 @@ struct SeedTests {
     let reader = try RawClient(fixture.endpoint, hello: "reader")
     let writer = try RawClient(fixture.endpoint, hello: "writer")
     _ = try reader.request(
-      .seed(client: "reader", key: "k", origin: Self.old, version: 7, value: Data("7".utf8), writes: ["writer": 12])
+      .seed(
+        client: "reader", key: "k", origin: Self.old, version: 7, value: Data("7".utf8),
+        writes: ["writer": 12])
     )
-    #expect(try writer.request(.get(client: "writer", key: "k")) == .snapshot(key: "k", version: 1, lastWrite: 12, value: Data("7".utf8)))
-    let resent = try writer.request(.write(client: "writer", write: 12, key: "k", base: 1, value: Data("8".utf8)))
-    #expect(resent == .reject(key: "k", write: 12, version: 1, lastWrite: 12, value: Data("7".utf8)))
+    #expect(
+      try writer.request(.get(client: "writer", key: "k"))
+        == .snapshot(key: "k", version: 1, lastWrite: 12, value: Data("7".utf8)))
+    let resent = try writer.request(
+      .write(client: "writer", write: 12, key: "k", base: 1, value: Data("8".utf8)))
+    #expect(
+      resent == .reject(key: "k", write: 12, version: 1, lastWrite: 12, value: Data("7".utf8)))
   }
 
   /// The programs' case: a counter with taps pending and an idle profile, both at 5, and the
@@ -175,7 +208,9 @@ struct SeedTests {
     let heartbeats = Int((ContinuousClock.now - start) / .milliseconds(100)) + 2
     #expect(after.writesApplied == before.writesApplied)
     #expect(after.writesRejected == before.writesRejected)
-    #expect(after.requests - before.requests <= 3 * heartbeats, "\(after.requests - before.requests) requests")
+    #expect(
+      after.requests - before.requests <= 3 * heartbeats,
+      "\(after.requests - before.requests) requests")
   }
 }
 
@@ -188,8 +223,10 @@ struct SeedingClientTests {
   final class Script: Sendable {
     struct State {
       var instance = "one"
-      var snapshot = BrokerMessage.snapshot(key: "count", version: 5, lastWrite: 0, value: Data("5".utf8))
-      var seeded = BrokerMessage.snapshot(key: "count", version: 2, lastWrite: 0, value: Data("20".utf8))
+      var snapshot = BrokerMessage.snapshot(
+        key: "count", version: 5, lastWrite: 0, value: Data("5".utf8))
+      var seeded = BrokerMessage.snapshot(
+        key: "count", version: 2, lastWrite: 0, value: Data("20".utf8))
       var answerWrites: (BrokerMessage) -> [BrokerMessage] = { _ in [] }
     }
     let state = Mutex(State())
@@ -200,7 +237,7 @@ struct SeedingClientTests {
         switch request {
         case .hello: [.welcome(instance: state.instance, publisher: publisher.withLock { $0 })]
         case .ping: [.pong(instance: state.instance)]
-        case let .sync(client, key): [.synced(key: key, client: client)]
+        case .sync(let client, let key): [.synced(key: key, client: client)]
         case .get: [state.snapshot]
         case .seed: [state.seeded]
         case .write: state.answerWrites(request)
@@ -214,33 +251,31 @@ struct SeedingClientTests {
   /// others wrote the key anew: it offers its copy, takes the broker's lower version as it is,
   /// and puts its pending tap on top of that.
   @Test func aClientBackFromAwayTakesTheNewInstancesValueAndKeepsItsTap() async throws {
-    let script = Script()
-    let broker = try FakeBroker { script.handle($0) }
-    script.publisher.withLock { $0 = broker.publisherEndpoint }
-    defer { broker.stop() }
-    let client = BrokerClient(endpoint: broker.endpoint, configuration: .init(heartbeatInterval: .milliseconds(50)))
-    defer { client.close() }
-    let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
-    try await client.waitUntilConnected()
-    #expect(count.wrappedValue == 5)
+    try await withClient(of: Script()) { script, broker, client, count in
+      #expect(count.wrappedValue == 5)
 
-    var requests = broker.requestStream.makeAsyncIterator()
-    count.withLock { $0 += 1 }
-    script.state.withLock { $0.instance = "two" }
-    var offered: BrokerMessage?
-    var rewritten: BrokerMessage?
-    while rewritten == nil, let request = await requests.next() {
-      switch request {
-      case .seed: offered = request
-      case let .write(_, _, _, base, _, _) where base == 2: rewritten = request
-      default: break
+      var requests = broker.requestStream.makeAsyncIterator()
+      count.withLock { $0 += 1 }
+      script.state.withLock { $0.instance = "two" }
+      var offered: BrokerMessage?
+      var rewritten: BrokerMessage?
+      while rewritten == nil, let request = await requests.next() {
+        switch request {
+        case .seed: offered = request
+        case .write(_, _, _, let base, _, _) where base == 2: rewritten = request
+        default: break
+        }
       }
+      #expect(
+        offered
+          == .seed(
+            client: client.id, key: "count", origin: "one", version: 5, value: Data("5".utf8),
+            writes: [:]))
+      guard case .write(_, _, _, _, let value, let after) = rewritten else { return }
+      #expect(String(decoding: value, as: UTF8.self) == "21")
+      #expect(after == nil)
+      #expect(count.wrappedValue == 21)
     }
-    #expect(offered == .seed(client: client.id, key: "count", origin: "one", version: 5, value: Data("5".utf8), writes: [:]))
-    guard case let .write(_, _, _, _, value, after) = rewritten else { return }
-    #expect(String(decoding: value, as: UTF8.self) == "21")
-    #expect(after == nil)
-    #expect(count.wrappedValue == 21)
   }
 
   /// A request on a connection the broker does not know (`ERROR hello`): the client says HELLO
@@ -249,52 +284,69 @@ struct SeedingClientTests {
     let script = Script()
     script.state.withLock { state in
       state.answerWrites = { request in
-        guard case let .write(_, write, key, _, _, _) = request else { return [] }
+        guard case .write(_, let write, let key, _, _, _) = request else { return [] }
         return [.error(code: .helloFirst, message: "say HELLO first", key: key, write: write)]
       }
     }
+    try await withClient(of: script) { script, broker, client, count in
+      var requests = broker.requestStream.makeAsyncIterator()
+      script.state.withLock { state in
+        let refused = state.answerWrites
+        var first = true
+        state.answerWrites = { request in
+          defer { first = false }
+          guard !first, case .write(_, let write, let key, let base, _, _) = request else {
+            return refused(request)
+          }
+          return [.ack(key: key, write: write, version: base + 1)]
+        }
+      }
+      count.withLock { $0 += 1 }
+      var seen: [String] = []
+      while let request = await requests.next() {
+        switch request {
+        case .hello: seen.append("HELLO")
+        case .write: seen.append("WRITE")
+        case .get: seen.append("GET")
+        default: continue
+        }
+        if seen.filter({ $0 == "WRITE" }).count == 2 { break }
+      }
+      // From the refused write on (the stream also holds the first handshake), HELLO retried
+      // until WELCOME counts once.
+      let sequence = seen.drop { $0 != "WRITE" }.reduce(into: [String]()) { sequence, request in
+        if sequence.last != request { sequence.append(request) }
+      }
+      #expect(sequence == ["WRITE", "HELLO", "GET", "WRITE"])
+      try await client.waitUntilConfirmed()
+      #expect(count.wrappedValue == 6)
+    }
+  }
+
+  /// Runs `body` with a client of a broker playing `script`, synced to its key `count`.
+  func withClient(
+    of script: Script,
+    _ body: (Script, FakeBroker, BrokerClient, Shared<Int>) async throws -> Void
+  ) async throws {
     let broker = try FakeBroker { script.handle($0) }
     script.publisher.withLock { $0 = broker.publisherEndpoint }
     defer { broker.stop() }
-    let client = BrokerClient(endpoint: broker.endpoint, configuration: .init(heartbeatInterval: .milliseconds(50)))
+    let client = BrokerClient(
+      endpoint: broker.endpoint, configuration: .init(heartbeatInterval: .milliseconds(50)))
     defer { client.close() }
     let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
     try await client.waitUntilConnected()
-    var requests = broker.requestStream.makeAsyncIterator()
-    script.state.withLock { state in
-      let refused = state.answerWrites
-      var first = true
-      state.answerWrites = { request in
-        defer { first = false }
-        guard !first, case let .write(_, write, key, base, _, _) = request else { return refused(request) }
-        return [.ack(key: key, write: write, version: base + 1)]
-      }
-    }
-    count.withLock { $0 += 1 }
-    var seen: [String] = []
-    while let request = await requests.next() {
-      switch request {
-      case .hello: seen.append("HELLO")
-      case .write: seen.append("WRITE")
-      case .get: seen.append("GET")
-      default: continue
-      }
-      if seen.filter({ $0 == "WRITE" }).count == 2 { break }
-    }
-    // From the refused write on (the stream also holds the first handshake), HELLO retried
-    // until WELCOME counts once.
-    let sequence = seen.drop { $0 != "WRITE" }.reduce(into: [String]()) { sequence, request in
-      if sequence.last != request { sequence.append(request) }
-    }
-    #expect(sequence == ["WRITE", "HELLO", "GET", "WRITE"])
-    try await client.waitUntilConfirmed()
-    #expect(count.wrappedValue == 6)
+    try await body(script, broker, client, count)
   }
 }
 
 extension BrokerMessage {
   /// A snapshot's value as text.
   var value: String? {
-    if case let .snapshot(_, _, _, value) = self { String(decoding: value, as: UTF8.self) } else { nil }
+    if case .snapshot(_, _, _, let value) = self {
+      String(decoding: value, as: UTF8.self)
+    } else {
+      nil
+    }
   }
 }

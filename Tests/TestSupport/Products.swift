@@ -8,6 +8,16 @@ public var productsDirectory: URL {
   } ?? Bundle.main.bundleURL
 }
 
+/// A file of this repository, such as `Scripts/protocol_client.py`.
+///
+/// - Parameter path: The path from the repository's root.
+/// - Returns: Its URL.
+public func repositoryFile(_ path: String) -> URL {
+  URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent(path)
+}
+
 /// Starts the `broker` executable on free loopback ports and waits until it listens.
 ///
 /// Its seed window is 0 unless `arguments` set one: a broker just started has lost nothing that
