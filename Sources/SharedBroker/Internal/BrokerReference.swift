@@ -227,10 +227,11 @@ final class BrokerReference<Value: Codable & Sendable & Equatable>: MutableRefer
 
   func writeFailed(_ error: (any Error)?) {
     let news = lock.withLock {
-      defer { sent = [] }
+      sent = []
       guard let error else { return false }
-      defer { lastSaveError = error }
-      return lastSaveError == nil
+      let news = lastSaveError == nil
+      lastSaveError = error
+      return news
     }
     if news { notify() }
   }

@@ -39,11 +39,9 @@ final class BrokerStore {
 
   private(set) var entries: [String: Entry] = [:]
   /// Keys this run has only from clients' copies (no write applied to them yet), with the copy
-  /// a newer one must beat. Absent keys take any copy.
+  /// a newer one must beat. Absent keys take any copy; a key made by an earlier run (loaded from
+  /// the data) takes one newer than that run and version.
   private var seeded: [String: SeedOrigin] = [:]
-  /// Keys loaded from the data that no write changed yet in this run, with the run and version
-  /// that made them: a client's copy made by a later run (one without this data) beats them.
-  private var loaded: [String: SeedOrigin] = [:]
   /// This broker run, which makes every version it writes.
   private let instance: String
   private let directory: URL?
@@ -55,9 +53,6 @@ final class BrokerStore {
     guard let directory else { return }
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     try load(from: directory)
-    for (key, entry) in entries {
-      if let made = entry.instance { loaded[key] = SeedOrigin(instance: made, version: entry.version) }
-    }
     try compact(into: directory)
     logDescriptor = open(logURL(directory).path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
     guard logDescriptor >= 0 else { throw StorageError(operation: "open the write log") }
@@ -89,7 +84,16 @@ final class BrokerStore {
   /// Whether clients' copies may still replace the key: no write was applied to it in this run
   /// (a key this run loaded, took from a copy, or does not have).
   func awaitsCopies(_ key: String) -> Bool {
-    entries.index(forKey: key) == nil || seeded[key] != nil || loaded[key] != nil
+    entries.index(forKey: key) == nil || copyToBeat(key) != nil
+  }
+
+  /// What a copy of a key that may still take copies must be newer than: the newest copy this
+  /// run adopted, or the earlier run and version that made the loaded value. `nil` for a key
+  /// this run wrote (and for data older than protocol 2, which does not say which run made it).
+  private func copyToBeat(_ key: String) -> SeedOrigin? {
+    if let adopted = seeded[key] { return adopted }
+    guard let entry = entries[key], let made = entry.instance, made != instance else { return nil }
+    return SeedOrigin(instance: made, version: entry.version)
   }
 
   /// Whether the key is one this run has no value for at all.
@@ -104,7 +108,7 @@ final class BrokerStore {
   func seed(
     client: String, key: String, origin: SeedOrigin, value: Data, writes: [String: UInt64]
   ) throws -> UInt64? {
-    let current = seeded[key] ?? loaded[key]
+    let current = copyToBeat(key)
     guard entries[key] == nil || current != nil else { return nil }
     var entry = entries[key] ?? Entry(version: 0, value: Data(), lastWrites: [:])
     entry.lastWrites.merge(writes, uniquingKeysWith: max)
@@ -125,7 +129,6 @@ final class BrokerStore {
     )
     entries[key] = entry
     seeded[key] = origin
-    loaded[key] = nil
     return entry.version
   }
 
@@ -151,7 +154,6 @@ final class BrokerStore {
     )
     if slot == nil { entries[key] = Entry(version: 0, value: Data(), lastWrites: [:]) }
     if !seeded.isEmpty { seeded[key] = nil }
-    if !loaded.isEmpty { loaded[key] = nil }
     let index = slot ?? entries.index(forKey: key)!
     entries.values[index].version = version + 1
     entries.values[index].value = value
