@@ -2,9 +2,9 @@ import ArgumentParser
 public import CaseStudies
 public import Composable
 import Foundation
-public import SharedBroker
-import ServiceLifecycle
 import Logging
+import ServiceLifecycle
+public import SharedBroker
 import UnixSignals
 
 /// What makes the counter and the profile programs different; ``run(_:once:)`` does the rest:
@@ -84,7 +84,7 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         try await runContinuously(store: store, client: client, options: options, logger: logger)
         try await confirmTaps(client, store: store, timeout: Self.quitTimeout)
       }
-    } catch let error as BrokerClientError {
+    } catch let error as BrokerError {
       complain("\(name): error: \(error)")
       throw ExitCode.failure
     } catch let error as UnreadableValue {
@@ -125,7 +125,8 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
       client.handshakeFailureReason ?? shared(store.state).saveError.map { "\($0)" }
       ?? client.connectionState.rawValue
     let (taps, are) = lost == 1 ? ("1 tap was", "is") : ("\(lost) taps were", "are")
-    throw BrokerClientError.timedOut(
+    throw BrokerError(
+      .timedOut,
       "\(taps) not confirmed by the broker at \(client.endpoint) within \(timeout) "
         + "(\(connection)) and \(are) lost"
     )
@@ -149,9 +150,9 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
   private func runScript(_ script: Script, store: Store<R.State, R.Action>) async throws {
     for step in script.steps {
       switch step {
-      case let .command(command):
+      case .command(let command):
         if let action = commands[command] { store.send(action) }
-      case let .wait(duration):
+      case .wait(let duration):
         try await Task.sleep(for: duration)
       }
     }

@@ -103,8 +103,6 @@ public final class BrokerClient: Sendable {
   private let progress = AsyncSignal()
   private let thread = Mutex<IOThread?>(nil)
   private let loop: ClientLoop
-  /// The I/O thread's name, which also tells `close()` when it runs on that thread.
-  private static let ioThreadName = "sm-client"
 
   struct SharedState {
     var channels: [String: any BrokerChannel] = [:]
@@ -142,7 +140,7 @@ public final class BrokerClient: Sendable {
     let loop = ClientLoop(endpoint: endpoint, id: id, configuration: configuration, logger: logger)
     self.loop = loop
     loop.client = self
-    thread.withLock { $0 = IOThread(name: Self.ioThreadName) { loop.run() } }
+    thread.withLock { $0 = IOThread(name: "sm-client") { loop.run() } }
   }
 
   deinit {
@@ -164,7 +162,7 @@ public final class BrokerClient: Sendable {
       return thread
     }
     // A client released on its own I/O thread cannot wait for itself.
-    if Thread.current.name != Self.ioThreadName { thread?.joinBlocking() }
+    if let thread, !thread.isCurrent { thread.joinBlocking() }
   }
 
   // MARK: - State
@@ -212,8 +210,11 @@ public final class BrokerClient: Sendable {
   /// - Parameters:
   ///   - keys: The keys to wait for, or `nil` for all.
   ///   - timeout: The longest wait.
-  /// - Throws: ``BrokerClientError/timedOut(_:)`` when the broker did not confirm in time.
-  public func waitUntilConfirmed(keys: [String]? = nil, timeout: Duration = .seconds(10)) async throws {
+  /// - Throws: ``BrokerError`` with the code ``BrokerError/Code/timedOut`` when the broker did not
+  ///   confirm in time, or ``BrokerError/Code/handshakeFailed`` when it refuses the connection.
+  public func waitUntilConfirmed(keys: [String]? = nil, timeout: Duration = .seconds(10))
+    async throws
+  {
     let confirmed = await progress.wait(until: .now + timeout) { [self] in
       let channels = self.channels(keys)
       return connectionState == .connected
@@ -221,9 +222,11 @@ public final class BrokerClient: Sendable {
     }
     guard confirmed else {
       if let failure = shared.withLock({ $0.handshakeFailure }) {
-        throw BrokerClientError.handshakeFailed("cannot connect to the broker at \(endpoint): \(failure.reason)")
+        throw BrokerError(
+          .handshakeFailed, "cannot connect to the broker at \(endpoint): \(failure.reason)")
       }
-      throw BrokerClientError.timedOut(
+      throw BrokerError(
+        .timedOut,
         "the broker at \(endpoint) did not confirm all writes within \(timeout) "
           + "(connection: \(connectionState.rawValue))"
       )
@@ -233,17 +236,20 @@ public final class BrokerClient: Sendable {
   /// Waits until the client is connected and in sync with the broker.
   ///
   /// - Parameter timeout: The longest wait.
-  /// - Throws: ``BrokerClientError/timedOut(_:)`` when the broker cannot be reached in time.
+  /// - Throws: ``BrokerError`` with the code ``BrokerError/Code/timedOut`` when the broker cannot
+  ///   be reached in time, or ``BrokerError/Code/handshakeFailed`` when it refuses the connection.
   public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws {
     let connected = await progress.wait(until: .now + timeout) { [self] in
       (connectionState == .connected && channels.allSatisfy(\.isSynced))
         || shared.withLock { $0.handshakeFailure?.isPermanent == true }
     }
     if let failure = shared.withLock({ $0.handshakeFailure }) {
-      throw BrokerClientError.handshakeFailed("cannot connect to the broker at \(endpoint): \(failure.reason)")
+      throw BrokerError(
+        .handshakeFailed, "cannot connect to the broker at \(endpoint): \(failure.reason)")
     }
     guard connected else {
-      throw BrokerClientError.timedOut(
+      throw BrokerError(
+        .timedOut,
         "could not reach the broker at \(endpoint) within \(timeout)"
       )
     }
@@ -251,12 +257,13 @@ public final class BrokerClient: Sendable {
 
   // MARK: - References
 
-  func reference<Value: Codable & Sendable & Equatable>(
-    key: String, initialValue: Value
+  func reference<Value: Sendable & Equatable>(
+    key: String, initialValue: Value, codec: BrokerCodec<Value>
   ) -> BrokerReference<Value> {
     let (reference, isNew): (BrokerReference<Value>, Bool) = shared.withLock { state in
       if let existing = state.channels[key] as? BrokerReference<Value> { return (existing, false) }
-      let reference = BrokerReference(key: key, initialValue: initialValue, client: self)
+      let reference = BrokerReference(
+        key: key, initialValue: initialValue, codec: codec, client: self)
       state.channels[key] = reference
       state.added.append(key)
       return (reference, true)
@@ -270,7 +277,8 @@ public final class BrokerClient: Sendable {
     if !loop.flushFromWriter() { wakeUp?.signal() }
   }
 
-  /// Asks for a fresh snapshot of `key` and waits for it.
+  /// Asks for a fresh snapshot of `key` and waits for it (marked stale at once, so the wait
+  /// cannot end on the old snapshot).
   func resynchronize(key: String) async throws {
     let channel = shared.withLock { state -> (any BrokerChannel)? in
       state.resync.insert(key)
@@ -331,7 +339,9 @@ public final class BrokerClient: Sendable {
       return (state.handshakeFailure != failure, state.state == .refused)
     }
     if changed, let failure {
-      logger.error("Broker handshake failed", metadata: ["endpoint": "\(endpoint)", "reason": "\(failure.reason)"])
+      logger.error(
+        "Broker handshake failed",
+        metadata: ["endpoint": "\(endpoint)", "reason": "\(failure.reason)"])
     }
     if failure?.isPermanent == true {
       setState(.refused)
@@ -345,20 +355,5 @@ public final class BrokerClient: Sendable {
   /// Something waiters may care about happened.
   func progressed() {
     progress.signal()
-  }
-}
-
-/// Why waiting on the broker failed.
-public enum BrokerClientError: Error, CustomStringConvertible {
-  /// The broker did not answer in time.
-  case timedOut(String)
-  /// The broker refused the connection's security handshake (wrong keys or mechanism).
-  case handshakeFailed(String)
-
-  /// A readable explanation.
-  public var description: String {
-    switch self {
-    case let .timedOut(detail), let .handshakeFailed(detail): detail
-    }
   }
 }

@@ -59,7 +59,10 @@ struct CurveSecurityTests {
     // Each learns why, in words that point at the setting to fix.
     let intruders = [
       (fixture.makeClient(configuration: credentials(stranger)), "not on the broker's allow-list"),
-      (fixture.makeClient(configuration: .init(heartbeatInterval: .milliseconds(100))), "requires CURVE"),
+      (
+        fixture.makeClient(configuration: .init(heartbeatInterval: .milliseconds(100))),
+        "requires CURVE"
+      ),
       (
         fixture.makeClient(configuration: credentials(allowed, server: stranger.publicKey)),
         "is not the broker's public key"
@@ -68,9 +71,10 @@ struct CurveSecurityTests {
     for (intruder, reason) in intruders {
       let value = await inProcess(intruder) { Shared(wrappedValue: -1, .broker("secret")) }
       value.withLock { $0 = 666 }
-      let error = await #expect(throws: BrokerClientError.self) {
+      let error = await #expect(throws: BrokerError.self) {
         try await intruder.waitUntilConnected(timeout: .seconds(5))
       }
+      #expect(error?.code == .handshakeFailed)
       #expect("\(error.map { "\($0)" } ?? "")".contains(reason), "\(String(describing: error))")
       #expect(intruder.connectionState == .refused)
       #expect(value.wrappedValue == 666)  // only its own local write; it never learned 7

@@ -9,12 +9,15 @@ final class IOThread: Sendable {
     (false, [])
   )
   private let done = DispatchSemaphore(value: 0)
+  /// The thread, once it runs.
+  private let running = Mutex<pthread_t?>(nil)
 
   /// Starts `body` on a thread called `name` (at most 15 bytes, as `top` and `perf` show it).
   init(name: String, body: @escaping @Sendable () -> Void) {
     let thread = Thread { [self] in
       // Foundation's `Thread.name` does not reach the kernel on Linux.
       try? name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+      running.withLock { $0 = pthread_self() }
       body()
       let waiters = state.withLock { state in
         state.finished = true
@@ -29,6 +32,11 @@ final class IOThread: Sendable {
   }
 
   var isFinished: Bool { state.withLock { $0.finished } }
+
+  /// Whether the caller runs on this thread (which cannot wait for itself).
+  var isCurrent: Bool {
+    running.withLock { thread in thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+  }
 
   /// Suspends until the thread's body returned.
   func join() async {

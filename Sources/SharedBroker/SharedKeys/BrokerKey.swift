@@ -1,5 +1,5 @@
 public import Dependencies
-import Foundation
+public import Foundation
 internal import IssueReporting
 public import Sharing
 
@@ -11,20 +11,23 @@ public import Sharing
 ///
 /// Mutations show locally at once and are confirmed by the broker as compare-and-set writes;
 /// concurrent `withLock` mutations from several processes all apply (none is lost). The value
-/// travels as JSON; one that does not decode sets `loadError` and the last good value stays.
+/// travels as JSON, or in the encoding given to ``SharedReaderKey/broker(_:decode:encode:)``; one
+/// that does not decode sets `loadError` (a ``BrokerError``) and the last good value stays.
 ///
 /// Observers hear every update that arrives on its own. A process that falls behind a burst
 /// (several updates of the key waiting at once) jumps to the newest value and tells its
 /// observers once: intermediate values are skipped, never anyone's mutations.
-public struct BrokerKey<Value: Codable & Sendable & Equatable>: SharedKey {
+public struct BrokerKey<Value: Sendable & Equatable>: SharedKey {
   /// The key's name on the broker.
   public let name: String
   let client: BrokerClient
+  let codec: BrokerCodec<Value>
 
-  init(name: String) {
+  init(name: String, codec: BrokerCodec<Value>) {
     @Dependency(\.brokerClient) var client
     self.name = name
     self.client = client
+    self.codec = codec
   }
 
   /// The name, per client connection.
@@ -54,7 +57,7 @@ public struct BrokerKey<Value: Codable & Sendable & Equatable>: SharedKey {
 extension BrokerKey: ReferenceProvidingKey {
   /// The one reference for this key on this client.
   package func makeReference(initialValue: Value) -> any MutableReference<Value> {
-    client.reference(key: name, initialValue: initialValue)
+    client.reference(key: name, initialValue: initialValue, codec: codec)
   }
 }
 
@@ -69,8 +72,26 @@ extension SharedReaderKey {
   ///
   /// - Parameter name: The key on the broker: 1 to 256 bytes of UTF-8, no control characters.
   /// - Returns: The key.
-  public static func broker<Value>(_ name: String) -> Self where Self == BrokerKey<Value> {
-    BrokerKey(name: name)
+  public static func broker<Value: Codable>(_ name: String) -> Self where Self == BrokerKey<Value> {
+    BrokerKey(name: name, codec: .json)
+  }
+
+  /// A value mirrored across processes through the broker, in an encoding of your own.
+  ///
+  /// Every process that declares the key must use the same encoding. The first declaration of a
+  /// name on a client decides its encoding for that client.
+  ///
+  /// - Parameters:
+  ///   - name: The key on the broker: 1 to 256 bytes of UTF-8, no control characters.
+  ///   - decode: Turns the broker's bytes into a value.
+  ///   - encode: Turns a value into the bytes sent to the broker.
+  /// - Returns: The key.
+  public static func broker<Value>(
+    _ name: String,
+    decode: @escaping @Sendable (Data) throws -> Value,
+    encode: @escaping @Sendable (Value) throws -> Data
+  ) -> Self where Self == BrokerKey<Value> {
+    BrokerKey(name: name, codec: BrokerCodec(decode: decode, encode: encode))
   }
 }
 

@@ -1,0 +1,273 @@
+import Foundation
+internal import Logging
+
+/// A client's connection to the broker, as a state machine with no sockets or clocks of its own:
+/// the handshake (`HELLO`/`WELCOME`), heartbeats (`PING`/`PONG`), which broker run it talks to,
+/// and the routing of every message to its key's ``KeyStateMachine``. The I/O loop feeds it what
+/// the sockets read and the time, and performs the ``ClientActions`` it collects; the
+/// deterministic simulation in the tests drives the same code.
+///
+/// Liveness comes from heartbeats: after `missedHeartbeats` intervals without any answer the
+/// connection counts as lost, every key waits, and every mutation stays pending until the broker
+/// answers again. A broker that answers as another run (`PONG` with another instance, or
+/// `ERROR hello`) gets a new `HELLO`, after which every key resyncs from the start.
+struct ClientStateMachine {
+  /// The first retry of HELLO. On loopback a new connection is usually up within a millisecond
+  /// or two, so the retries start short and double up to the heartbeat interval.
+  static var firstRetry: Duration { .microseconds(250) }
+
+  /// This client's id.
+  let id: String
+  private let heartbeat: Duration
+  private let missedHeartbeats: Int
+  private let logger: Logger
+
+  private(set) var channels: [String: any BrokerChannel] = [:]
+  private(set) var connected = false
+  /// The broker run the connection talks to; `nil` while unknown (before a `WELCOME`, or after
+  /// the connection dropped: the next one may reach another run, whose versions mean something
+  /// else, so nothing is taken for the old run meanwhile).
+  private(set) var brokerInstance: String?
+  /// The largest value the broker accepts, as its WELCOME said. A bigger one is not sent: past
+  /// its transport limit the broker's libzmq would drop the connection without a reply, and the
+  /// write would wait for an answer that never comes.
+  private var maxValueSize: UInt64?
+  private var lastHeard: ContinuousClock.Instant
+  private var lastPing: ContinuousClock.Instant
+  /// While not connected, HELLO is retried quickly at first, then at the heartbeat interval.
+  private var helloBackoff = ClientStateMachine.firstRetry
+  private var nextWriteID: UInt64 = 1
+  /// Keys the last PONG said the broker holds at another version, checked at the next tick,
+  /// once the updates read meanwhile are applied.
+  private var behind: [KeyVersion] = []
+  /// The keys updated in the batch of published messages being read.
+  private var updated: [String: any BrokerChannel] = [:]
+
+  init(
+    id: String, heartbeat: Duration, missedHeartbeats: Int, logger: Logger,
+    now: ContinuousClock.Instant
+  ) {
+    self.id = id
+    self.heartbeat = heartbeat
+    self.missedHeartbeats = missedHeartbeats
+    self.logger = logger
+    lastHeard = now
+    lastPing = now - .seconds(3600)
+  }
+
+  private var pingInterval: Duration { connected ? heartbeat : min(helloBackoff, heartbeat) }
+
+  /// When the next ``tick(at:_:)`` is due.
+  func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+    var deadline = lastPing + pingInterval
+    // Keys tick only while the connection knows its broker run.
+    if connected, brokerInstance != nil {
+      for channel in channels.values {
+        if let due = channel.deadline { deadline = min(deadline, due) }
+      }
+    }
+    return max(deadline, now)
+  }
+
+  // MARK: - Requests from other threads
+
+  /// Starts mirroring a key (or takes the new reference of a key re-added with another value
+  /// type); returns whether the key is new, so its topic needs a subscription.
+  mutating func add(
+    _ channel: any BrokerChannel, at now: ContinuousClock.Instant, _ actions: inout ClientActions
+  )
+    -> Bool
+  {
+    let isNew = channels.updateValue(channel, forKey: channel.key) == nil
+    if connected { _ = channel.handle(.connected(at: now)) }
+    updateState(&actions)
+    return isNew
+  }
+
+  /// Asks for fresh snapshots of `keys` (explicit reloads).
+  mutating func reload(
+    _ keys: Set<String>, at now: ContinuousClock.Instant, _ actions: inout ClientActions
+  ) {
+    guard connected, let brokerInstance else { return }
+    for key in keys {
+      guard let output = channels[key]?.handle(.reload(at: now, instance: brokerInstance)) else {
+        continue
+      }
+      perform(output, &actions)
+    }
+    updateState(&actions)
+  }
+
+  // MARK: - The connection
+
+  /// The DEALER's connection was lost (it may come back to another broker run).
+  mutating func connectionLost() {
+    brokerInstance = nil
+  }
+
+  /// A security handshake succeeded. The DEALER drops what is sent before its connection is up,
+  /// so the first HELLO was probably lost: it is said again now rather than at the next retry.
+  mutating func handshakeSucceeded(at now: ContinuousClock.Instant, _ actions: inout ClientActions)
+  {
+    guard !connected else { return }
+    helloBackoff = Self.firstRetry
+    actions.messages.append(.hello(client: id))
+    lastPing = now
+  }
+
+  /// Time passed: heartbeats, retries, and the keys' own timers.
+  mutating func tick(at now: ContinuousClock.Instant, _ actions: inout ClientActions) {
+    if !behind.isEmpty, let brokerInstance {
+      for held in behind {
+        guard
+          let output = channels[held.key]?.handle(
+            .brokerHolds(version: held.version, at: now, instance: brokerInstance))
+        else { continue }
+        perform(output, &actions)
+      }
+      behind = []
+    }
+    if connected, now - lastHeard > heartbeat * missedHeartbeats {
+      logger.warning("Broker stopped answering")
+      connected = false
+      for channel in channels.values { _ = channel.handle(.disconnected) }
+      helloBackoff = Self.firstRetry
+      actions.state = .disconnected
+    }
+    if now - lastPing >= pingInterval {
+      if connected {
+        let held = channels.values.compactMap { channel in
+          channel.heldVersion.map { KeyVersion(key: channel.key, version: $0) }
+        }
+        actions.messages.append(.ping(versions: held))
+      } else {
+        actions.messages.append(.hello(client: id))
+        helloBackoff = min(helloBackoff * 2, heartbeat)
+      }
+      lastPing = now
+    }
+    guard connected, let brokerInstance else { return }
+    for channel in channels.values {
+      perform(channel.handle(.tick(at: now, instance: brokerInstance)), &actions)
+    }
+  }
+
+  /// Sends the writes that may go out.
+  mutating func flush(at now: ContinuousClock.Instant, _ actions: inout ClientActions) {
+    guard connected else { return }
+    for channel in channels.values where channel.hasUnconfirmedWrites {
+      let output = channel.handle(.flush(id: nextWriteID, at: now, maxValueSize: maxValueSize))
+      if output.usedWriteID { nextWriteID += 1 }
+      perform(output, &actions)
+    }
+  }
+
+  // MARK: - Messages
+
+  /// A reply on the DEALER.
+  mutating func receive(
+    reply: BrokerMessage, at now: ContinuousClock.Instant, _ actions: inout ClientActions
+  ) {
+    lastHeard = now
+    switch reply {
+    case .welcome(let instance, _, let maxValueSize):
+      self.maxValueSize = maxValueSize
+      guard !connected || instance != brokerInstance else { return }
+      brokerInstance = instance
+      connected = true
+      for channel in channels.values { _ = channel.handle(.connected(at: now)) }
+      updateState(&actions)
+    case .pong(let instance, let behind):
+      if instance != brokerInstance || !connected {
+        // A restarted broker: start over with HELLO (its WELCOME names its publisher).
+        helloAgain(at: now, &actions)
+      } else {
+        self.behind = behind
+      }
+    case .snapshot(let key, _, _, _):
+      route(reply, to: key, at: now, &actions)
+      updateState(&actions)
+    case .ack(let key, _, _), .reject(let key, _, _, _, _):
+      guard connected else { return }
+      route(reply, to: key, at: now, &actions)
+    case .error(.helloFirst, _, _, _):
+      // The connection is new to the broker (it restarted, or the connection was re-made): the
+      // request was not handled. Handshake again; the keys resync and the writes go out again.
+      helloAgain(at: now, &actions)
+    case .error(let code, let message, let key, _):
+      if code != .seeding {
+        logger.error(
+          "The broker refused a request",
+          metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
+      }
+      guard connected, let key else { return }
+      route(reply, to: key, at: now, &actions)
+    case .hello, .ping, .sync, .get, .seed, .write, .update, .synced:
+      logger.warning("Ignored a request sent to a client")
+    }
+  }
+
+  /// A message from the PUB socket. Updates are applied (decoded, shown to observers) once per
+  /// batch, by ``finishBatch(_:)``.
+  mutating func receive(
+    published message: BrokerMessage, at now: ContinuousClock.Instant,
+    _ actions: inout ClientActions
+  ) {
+    switch message {
+    case .update(let key, _, _, _, _):
+      guard let channel = channels[key] else { return }
+      perform(channel.handle(.received(message, at: now, instance: brokerInstance)), &actions)
+      updated[key] = channel
+    case .synced(let key, _):
+      route(message, to: key, at: now, &actions)
+    default:
+      break
+    }
+  }
+
+  /// The batch of published messages read is over.
+  mutating func finishBatch(_ actions: inout ClientActions) {
+    guard !updated.isEmpty else { return }
+    for channel in updated.values { channel.deliverUpdates() }
+    updated.removeAll(keepingCapacity: true)
+    actions.progressed = true
+  }
+
+  private mutating func route(
+    _ message: BrokerMessage, to key: String, at now: ContinuousClock.Instant,
+    _ actions: inout ClientActions
+  ) {
+    guard let channel = channels[key] else { return }
+    perform(channel.handle(.received(message, at: now, instance: brokerInstance)), &actions)
+  }
+
+  private func perform(_ output: KeyOutput, _ actions: inout ClientActions) {
+    if let message = output.send { actions.messages.append(message) }
+    if output.progressed { actions.progressed = true }
+  }
+
+  /// Starts the handshake over, as after a lost connection.
+  private mutating func helloAgain(at now: ContinuousClock.Instant, _ actions: inout ClientActions)
+  {
+    connected = false
+    helloBackoff = Self.firstRetry
+    actions.messages.append(.hello(client: id))
+    lastPing = now
+  }
+
+  private func updateState(_ actions: inout ClientActions) {
+    guard connected else { return }
+    actions.state = channels.values.allSatisfy(\.isSynced) ? .connected : .syncing
+    actions.progressed = true
+  }
+}
+
+/// What a ``ClientStateMachine`` asks its loop to do, collected over one turn.
+struct ClientActions {
+  /// Messages for the broker's ROUTER, in order.
+  var messages: [BrokerMessage] = []
+  /// The connection's new state, if it changed.
+  var state: BrokerClient.ConnectionState?
+  /// Waiters (for a confirmation, for the sync) may want to look again.
+  var progressed = false
+}

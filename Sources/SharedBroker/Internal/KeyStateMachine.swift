@@ -1,0 +1,448 @@
+import Foundation
+
+/// The mirroring of one key, as a state machine with no locks, sockets or clocks of its own:
+/// events go in (a mutation, a message from the broker, a connection, the time), and what to
+/// send comes out. ``BrokerReference`` keeps one under its lock; the client's I/O loop feeds it
+/// and sends what it answers; the deterministic simulation in the tests drives the same code.
+///
+/// **The value.** The local value is always "confirmed + pending": the last value the broker
+/// confirmed, with this process's unconfirmed mutations applied on top, so a write shows at once.
+/// When another process's write arrives, or the broker rejects ours, the pending mutations are
+/// re-applied on the new confirmed value (a rebase). Other processes' values are decoded lazily:
+/// an update only records its bytes, and the decode and rebase happen when the value is read or
+/// once per batch the loop reads (``catchUp()``), so a burst costs one decode.
+///
+/// **The phases.** Per connection the key walks `probing → snapshotting → synced`: first it proves
+/// its subscription to the key's topic is in effect (`SYNC`, answered on the PUB socket by
+/// `SYNCED`), then asks for its state, so no update can fall between the snapshot and the stream.
+/// To a broker run other than the one that confirmed the value (which may have lost it), the
+/// question offers the confirmed copy (`SEED`) instead of a plain `GET`.
+///
+/// **The writes.** Only a synced key writes: a compare-and-set covering every mutation not yet
+/// sent, pipelined behind the previous one (`after`), so the broker applies it only on top of
+/// that write; a rejection dooms the rest of the chain, and the rebase resends everything at
+/// once. Each write has an id and the broker's `lastWrite` tells which ones it applied, so no
+/// mutation is applied twice or dropped. The window of writes in flight works like TCP's
+/// congestion window: it starts at the maximum, falls to 1 on a rejection (the key is
+/// contended), and grows by one with every applied write.
+struct KeyStateMachine<Value: Sendable & Equatable> {
+  enum Phase: Equatable {
+    /// Not connected: nothing is sent.
+    case idle
+    /// `SYNC` goes out at `next`, then at a doubling interval up to the heartbeat.
+    case probing(next: ContinuousClock.Instant, backoff: Duration)
+    /// `GET` or `SEED` went out at `sent`; asked again after a heartbeat.
+    case snapshotting(sent: ContinuousClock.Instant)
+    case synced
+  }
+
+  private struct Pending {
+    let sequence: UInt64
+    let mutation: @Sendable (inout Value) -> Void
+  }
+
+  private struct SentWrite {
+    let id: UInt64
+    let coversThrough: UInt64
+    let value: Value
+    /// The version the write makes if the broker applies it.
+    let version: UInt64
+  }
+
+  /// The first retry of SYNC. On loopback a subscription is usually in effect within a
+  /// millisecond or two, so the retries start short and double up to the heartbeat interval.
+  static var firstRetry: Duration { .microseconds(250) }
+
+  let key: String
+  /// This client's id, which tells its own writes from others' on the PUB stream.
+  private let clientID: String
+  private let codec: BrokerCodec<Value>
+  private let heartbeat: Duration
+  private let maxWindow: Int
+  /// Told the local value before it changes while being brought up to date (for the test
+  /// store's exhaustive assertions).
+  var willChange: (Value) -> Void = { _ in }
+
+  private(set) var phase = Phase.idle
+  /// The local value: confirmed + pending, once brought up to date (``catchUp()``).
+  private(set) var local: Value
+  private(set) var loadError: (any Error)?
+  private(set) var saveError: (any Error)?
+  /// A snapshot arrived, and no reload was asked for since.
+  private(set) var hasSnapshot = false
+  /// `local` changed (while being brought up to date) without observers being told.
+  private(set) var unnotified = false
+
+  private var confirmed: Value
+  /// The version of `confirmed`, on the broker run `instance` (versions count per run).
+  private(set) var version: UInt64 = 0
+  private var instance: String?
+  /// The bytes of a confirmed value newer than `confirmed`, not decoded yet.
+  private var undecoded: Data?
+  /// `local` is stale: confirmed changed under the pending mutations.
+  private var needsRebase = false
+  private var pending: [Pending] = []
+  private var nextSequence: UInt64 = 1
+  /// The newest sequence the broker confirmed: `pending` holds those after it.
+  private var confirmedThrough: UInt64 = 0
+  /// Writes in flight, oldest first. Kept across a lost connection until the next snapshot,
+  /// whose `lastWrite` tells which of them the broker applied.
+  private var sent: [SentWrite] = []
+  /// How many writes may be in flight (`nil`: the maximum).
+  private var window: Int?
+  private var retryAfter: ContinuousClock.Instant?
+  /// The writes seen applied, for a copy offered to a broker that lost the key.
+  private var writers = RecentWriters()
+
+  init(
+    key: String, clientID: String, initialValue: Value, codec: BrokerCodec<Value>,
+    heartbeat: Duration,
+    maxWritesInFlight: Int
+  ) {
+    self.key = key
+    self.clientID = clientID
+    self.codec = codec
+    self.heartbeat = heartbeat
+    self.maxWindow = maxWritesInFlight
+    confirmed = initialValue
+    local = initialValue
+  }
+
+  /// Mutations the broker has not confirmed.
+  var hasUnconfirmedWrites: Bool { nextSequence - 1 > confirmedThrough }
+  /// How many mutations the broker has not confirmed.
+  var unconfirmedWriteCount: Int { pending.count }
+  /// In sync with the broker this client is connected to.
+  var isSynced: Bool { phase == .synced && hasSnapshot }
+  /// The confirmed version, for a `PING`, while in sync.
+  var heldVersion: UInt64? { phase == .synced ? version : nil }
+
+  /// When the key next wants a ``KeyEvent/tick(at:instance:)``, if it waits for one.
+  var deadline: ContinuousClock.Instant? {
+    switch phase {
+    case .probing(let next, _): next
+    case .snapshotting(let sent): sent + heartbeat
+    case .synced: hasUnconfirmedWrites && sent.count < window ?? maxWindow ? retryAfter : nil
+    case .idle: nil
+    }
+  }
+
+  // MARK: - Events
+
+  /// Applies a mutation of the user's to the local value; it stays pending until confirmed.
+  mutating func mutate<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
+    catchUp()
+    var value = local
+    let result = try body(&value)
+    local = value
+    pending.append(Pending(sequence: nextSequence) { value in _ = try? body(&value) })
+    nextSequence += 1
+    return result
+  }
+
+  mutating func handle(_ event: KeyEvent) -> KeyOutput {
+    var output = KeyOutput()
+    switch event {
+    case .connected(let now):
+      phase = .probing(next: now, backoff: Self.firstRetry)
+    case .disconnected:
+      phase = .idle
+    case .tick(let now, let instance):
+      switch phase {
+      case .probing(let next, let backoff) where now >= next:
+        output.send = .sync(client: clientID, key: key)
+        let backoff = min(backoff * 2, heartbeat)
+        phase = .probing(next: now + backoff, backoff: backoff)
+      case .snapshotting(let sent) where now - sent >= heartbeat:
+        output.send = askForState(at: now, instance: instance)
+      default:
+        break
+      }
+    case .received(let message, let now, let instance):
+      output = receive(message, at: now, instance: instance)
+    case .brokerHolds(let version, let now, let instance):
+      // An idle key only: a write in flight learns the version from its answer.
+      if phase == .synced, sent.isEmpty, self.version < version {
+        output.send = askForState(at: now, instance: instance)
+      }
+    case .reload(let now, let instance):
+      if phase == .synced { output.send = askForState(at: now, instance: instance) }
+    case .flush(let id, let now, let maxValueSize):
+      output = flush(id: id, at: now, maxValueSize: maxValueSize)
+    }
+    return output
+  }
+
+  /// Decodes the newest confirmed value and rebases the pending mutations on it, if either is
+  /// due; a changed local value is left for the next notification (``unnotified``).
+  mutating func catchUp() {
+    if let data = undecoded {
+      undecoded = nil
+      let hadError = loadError != nil
+      do {
+        confirmed = try codec.decode(data)
+        loadError = nil
+      } catch {
+        // Keep the last good value; the next write of ours replaces the bad one.
+        loadError = BrokerError(
+          .undecodableValue, key: key,
+          "The broker's value for \"\(key)\" is not a \(Value.self): \(error)"
+        )
+      }
+      // Observers show the error next to the value: its coming and going is news to them too.
+      if hadError != (loadError != nil) { unnotified = true }
+    }
+    guard needsRebase else { return }
+    needsRebase = false
+    var value = confirmed
+    for mutation in pending { mutation.mutation(&value) }
+    guard value != local else { return }
+    willChange(local)
+    local = value
+    unnotified = true
+  }
+
+  /// Forgets being in sync until the next snapshot, which a ``KeyEvent/reload(at:instance:)``
+  /// asks for (the caller's thread marks it at once, the loop asks when it next turns).
+  mutating func markStale() {
+    hasSnapshot = false
+  }
+
+  /// Observers are about to be told of the local value.
+  mutating func notified() {
+    unnotified = false
+  }
+
+  // MARK: - Messages
+
+  private mutating func receive(
+    _ message: BrokerMessage, at now: ContinuousClock.Instant, instance: String?
+  ) -> KeyOutput {
+    var output = KeyOutput()
+    switch message {
+    case .synced(_, let requester):
+      guard requester == clientID, case .probing = phase, let instance else { break }
+      output.send = askForState(at: now, instance: instance)
+    case .snapshot(_, let version, let lastWrite, let value):
+      // Only the answer to a question still awaited: no write goes out while one is, so its
+      // lastWrite accounts for every write in flight. A late answer to a question asked twice
+      // may predate writes sent since; taking it would drop their mutations from the in-flight
+      // set and apply them a second time after the broker has.
+      guard case .snapshotting = phase, let instance else { break }
+      take(version: version, lastWrite: lastWrite, value: value, instance: instance)
+      phase = .synced
+      hasSnapshot = true
+      output.progressed = true
+    case .ack(_, let write, let version):
+      guard phase == .synced, settle(write, version: version) else { break }
+      writers.record(clientID, write: write)
+      output.progressed = true
+    case .reject(_, let write, let version, let lastWrite, let value):
+      // The writes behind it are doomed (each is chained to it): their answers are ignored.
+      guard phase == .synced, sent.contains(where: { $0.id == write }), let instance else { break }
+      window = 1
+      take(version: version, lastWrite: lastWrite, value: value, instance: instance)
+      output.progressed = true
+    case .error(let code, let text, _, let write?):
+      guard phase == .synced, sent.contains(where: { $0.id == write }) else { break }
+      // Nothing in flight was applied (a storage failure, or a broker collecting copies after
+      // a restart); all of it is retried after a heartbeat.
+      sent = []
+      retryAfter = now + heartbeat
+      if code != .seeding {
+        let news = saveError == nil
+        saveError = BrokerError(
+          .refused(code), key: key, "The broker refused the write (\(code.rawValue)): \(text)"
+        )
+        if news { unnotified = true }
+      }
+      output.progressed = true
+    case .update(_, let version, let writer, let write, let value):
+      output.send = update(
+        version: version, writer: writer, write: write, value: value, at: now, instance: instance)
+      output.progressed = true
+    default:
+      break
+    }
+    return output
+  }
+
+  /// An update from the PUB socket; returns the question to ask when versions were skipped.
+  private mutating func update(
+    version: UInt64, writer: String, write: UInt64, value: Data, at now: ContinuousClock.Instant,
+    instance: String?
+  ) -> BrokerMessage? {
+    if write > 0 { writers.record(writer, write: write) }
+    // Taken only from the run whose snapshot this client holds (an update of another run may
+    // arrive first on the SUB socket after a restart).
+    guard let instance, instance == self.instance, version > self.version else { return nil }
+    let gap = hasSnapshot && version > self.version + 1
+    // Our own write coming back: its value is the one we encoded, no need to decode it (the
+    // same assumption an ACK makes), which keeps the writer's CPU free for readers.
+    if writer == clientID {
+      if !settle(write, version: version) {
+        acknowledge(applied: write)
+        accept(version: version, value: value)
+      }
+    } else {
+      accept(version: version, value: value)
+    }
+    guard gap, phase == .synced else { return nil }
+    return askForState(at: now, instance: instance)
+  }
+
+  /// The broker's current state (a snapshot, or the answer to a rejected write). From a run
+  /// other than the one the confirmed value came from, it replaces that value whatever its
+  /// version: versions count per run.
+  private mutating func take(version: UInt64, lastWrite: UInt64, value: Data, instance: String) {
+    acknowledge(applied: lastWrite)
+    // Writes above `lastWrite` were not applied, and never will be: each attempt has its own
+    // id, and a pipelined one cannot land behind one that did not.
+    sent = []
+    if instance != self.instance || version >= self.version {
+      self.instance = instance
+      accept(version: version, value: value)
+    }
+    needsRebase = true
+    catchUp()
+  }
+
+  /// Asks for the key's state: with `GET`, or, to a broker run other than the one that
+  /// confirmed this client's copy (which may have lost the key), by offering that copy (`SEED`).
+  private mutating func askForState(at now: ContinuousClock.Instant, instance: String)
+    -> BrokerMessage
+  {
+    phase = .snapshotting(sent: now)
+    if let origin = self.instance, origin != instance, version > 0,
+      let copy = undecoded ?? (try? codec.encode(confirmed))
+    {
+      return .seed(
+        client: clientID, key: key, origin: origin, version: version, value: copy,
+        writes: writers.writes
+      )
+    }
+    return .get(client: clientID, key: key)
+  }
+
+  // MARK: - Writes
+
+  private mutating func flush(id: UInt64, at now: ContinuousClock.Instant, maxValueSize: UInt64?)
+    -> KeyOutput
+  {
+    var output = KeyOutput()
+    guard phase == .synced, sent.count < window ?? maxWindow, let last = pending.last,
+      last.sequence > sent.last?.coversThrough ?? 0
+    else { return output }
+    if let retry = retryAfter {
+      guard now >= retry else { return output }
+      retryAfter = nil
+    }
+    catchUp()
+    let data: Data
+    do {
+      data = try codec.encode(local)
+    } catch {
+      let news = saveError == nil
+      saveError = BrokerError(
+        .unencodableValue, key: key, "The value of \"\(key)\" cannot be encoded: \(error)")
+      if news { unnotified = true }
+      retryAfter = now + heartbeat
+      return output
+    }
+    output.usedWriteID = true
+    output.progressed = true
+    if let maxValueSize, data.count > maxValueSize {
+      // What the broker would answer, without the round trip; retried like its answer.
+      retryAfter = now + heartbeat
+      let news = saveError == nil
+      saveError = BrokerError(
+        .refused(.tooLarge), key: key,
+        "The broker refused the write (too-large): value of \(data.count) bytes exceeds the broker's "
+          + "limit of \(maxValueSize)"
+      )
+      if news { unnotified = true }
+      return output
+    }
+    let previous = sent.last
+    let base = previous?.version ?? version
+    sent.append(SentWrite(id: id, coversThrough: last.sequence, value: local, version: base + 1))
+    output.send = .write(
+      client: clientID, write: id, key: key, base: base, value: data, after: previous?.id)
+    return output
+  }
+
+  /// The broker applied our write `write` as `version`: its value becomes the confirmed one,
+  /// the writes up to it leave the window, and the window widens. Returns `false` for a write
+  /// not in flight (already confirmed, or its chain was dropped).
+  ///
+  /// No rebase is needed: the write was computed on the chain the local value extends, and any
+  /// other process's change published before it would have made the broker reject it.
+  private mutating func settle(_ write: UInt64, version: UInt64) -> Bool {
+    guard let index = sent.firstIndex(where: { $0.id == write }) else { return false }
+    let own = sent[index]
+    // A cleared error is news to observers, who show it next to the value.
+    if saveError != nil || (version > self.version && loadError != nil) { unnotified = true }
+    if version > self.version {
+      confirmed = own.value
+      self.version = version
+      undecoded = nil
+      loadError = nil
+    }
+    saveError = nil
+    acknowledge(through: own.coversThrough)
+    sent.removePrefix(index + 1)
+    if let narrowed = window { window = narrowed + 1 >= maxWindow ? nil : narrowed + 1 }
+    return true
+  }
+
+  /// Drops the mutations covered by the newest write the broker applied (`lastWrite`).
+  private mutating func acknowledge(applied lastWrite: UInt64) {
+    guard let newest = sent.lastIndex(where: { $0.id <= lastWrite }) else { return }
+    acknowledge(through: sent[newest].coversThrough)
+    sent.removePrefix(newest + 1)
+  }
+
+  private mutating func acknowledge(through sequence: UInt64) {
+    // `pending` is in sequence order, so the confirmed ones are a prefix.
+    let confirmed = pending.firstIndex { $0.sequence > sequence } ?? pending.count
+    pending.removePrefix(confirmed)
+    confirmedThrough = max(confirmedThrough, sequence)
+  }
+
+  private mutating func accept(version: UInt64, value: Data) {
+    self.version = version
+    needsRebase = true
+    guard !value.isEmpty else { return }
+    undecoded = value
+  }
+}
+
+/// What happens to a key, as its ``KeyStateMachine`` hears of it.
+enum KeyEvent {
+  /// A connection to the broker is up (again): start over with `SYNC`.
+  case connected(at: ContinuousClock.Instant)
+  /// The connection is gone: wait for the next one.
+  case disconnected
+  /// Time passed.
+  case tick(at: ContinuousClock.Instant, instance: String)
+  /// A reply or a published message about this key, from the broker run `instance` (`nil`
+  /// while the loop does not know which run it talks to).
+  case received(BrokerMessage, at: ContinuousClock.Instant, instance: String?)
+  /// The broker holds the key at `version` (a `PONG`), which may show updates were dropped.
+  case brokerHolds(version: UInt64, at: ContinuousClock.Instant, instance: String)
+  /// Someone asked for a fresh snapshot (an explicit reload, marked by `markStale()`).
+  case reload(at: ContinuousClock.Instant, instance: String)
+  /// A write may go out, with the id `id`, to a broker that takes values of up to
+  /// `maxValueSize` bytes.
+  case flush(id: UInt64, at: ContinuousClock.Instant, maxValueSize: UInt64?)
+}
+
+/// What the loop must do after a ``KeyEvent``.
+struct KeyOutput {
+  /// A message for the broker.
+  var send: BrokerMessage?
+  /// The event used the write id it offered.
+  var usedWriteID = false
+  /// Waiters (for a confirmation, for the sync) may want to look again.
+  var progressed = false
+}
