@@ -6,7 +6,7 @@ Usage: protocol_client.py ENDPOINT KEY FIELD DELTA
 
 Reads KEY (a JSON object), adds DELTA to FIELD with compare-and-set (retrying on REJECT),
 waits for its own UPDATE on the PUB socket, and prints the final value as one JSON line.
-With --check-rules, checks the rules of protocol 2 against the broker (started with
+With --check-rules, checks the rules of protocol 3 against the broker (started with
 --seed-window 0) and prints how many held.
 """
 import json
@@ -57,7 +57,7 @@ def check_rules(endpoint):
            "WRITE without HELLO is refused with hello, naming key and write", reply)
     reply = request(stranger, "PING")
     expect(reply[0] == b"PONG" and len(reply) == 2, "PING needs no HELLO", reply)
-    for version, code in (("1", b"version"), ("02", b"bad-request"), ("two", b"bad-request")):
+    for version, code in (("2", b"version"), ("03", b"bad-request"), ("three", b"bad-request")):
         reply = request(stranger, "HELLO", version, "c")
         expect(reply[:2] == [b"ERROR", code], f"HELLO {version!r} is refused with {code}", reply)
 
@@ -65,8 +65,8 @@ def check_rules(endpoint):
     # Keys of their own, so the checks run again on the same broker.
     k, seeded = f"k-{uuid.uuid4()}", f"seeded-{uuid.uuid4()}"
     dealer = connection()
-    welcome = request(dealer, "HELLO", "2", client)
-    expect(welcome[0] == b"WELCOME" and welcome[1] == b"2", "HELLO 2 is welcome", welcome)
+    welcome = request(dealer, "HELLO", "3", client)
+    expect(welcome[0] == b"WELCOME" and welcome[1] == b"3", "HELLO 3 is welcome", welcome)
     instance = welcome[2]
     reply = request(dealer, "GET", "someone-else", k)
     expect(reply[:2] == [b"ERROR", b"bad-request"], "requests name the client of the HELLO", reply)
@@ -78,8 +78,11 @@ def check_rules(endpoint):
     reply = request(dealer, "WRITE", client, 18446744073709551615, k, 0, "1")
     expect(reply == [b"ACK", k.encode(), b"18446744073709551615", b"1"], "the largest write id works", reply)
     reply = request(dealer, "WRITE", client, 18446744073709551615, k, 1, "2")
-    expect(reply[0] == b"REJECT" and reply[4] == b"18446744073709551615",
+    expect(reply[0] == b"REJECT" and reply[4] == b"18446744073709551615" and len(reply) == 6,
            "and then nothing more from that client id on that key", reply)
+    reply = request(dealer, "WRITE", client, 18446744073709551615, k, 0, "2")
+    expect(reply[0] == b"REJECT" and reply[6:] == [client.encode(), b"18446744073709551615"],
+           "a REJECT names the writers of the versions after its base", reply)
 
     reply = request(dealer, "PING", k, 0, "nothing", 0)
     expect(reply == [b"PONG", instance, k.encode(), b"1"], "PONG names the keys held at another version", reply)
@@ -91,7 +94,8 @@ def check_rules(endpoint):
     sub.connect(publisher_of(welcome, endpoint))
     wait_for_subscription(dealer, sub, client, seeded)
     reply = request(dealer, "SEED", client, seeded, "0-earlier", 7, '{"count":7}', "gone", 3)
-    expect(reply == [b"SNAPSHOT", seeded.encode(), b"1", b"0", b'{"count":7}'], "an unknown key takes a copy", reply)
+    expect(reply == [b"SNAPSHOT", seeded.encode(), b"1", b"0", b'{"count":7}', b"gone", b"3"],
+           "an unknown key takes a copy, with the writes it holds", reply)
     published = None
     while published is None and sub.poll(TIMEOUT_MS):
         frames = sub.recv_multipart()
@@ -129,7 +133,7 @@ def main():
     dealer.setsockopt(zmq.LINGER, 0)
     dealer.connect(endpoint)
 
-    welcome = request(dealer, "HELLO", "2", client)
+    welcome = request(dealer, "HELLO", "3", client)
     assert welcome[0] == b"WELCOME", welcome
     publisher = publisher_of(welcome, endpoint)
 

@@ -20,14 +20,16 @@ public enum BrokerMessage: Equatable, Sendable {
   /// `WRITE client write key base value [after]`: compare-and-set. Accepted only when `base` is
   /// the key's current version and, for a pipelined write, when that version was made by this
   /// client's write `after` (so a write queued behind a rejected one can never land).
-  case write(client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil)
+  case write(
+    client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil)
   /// `SEED client key origin version value [writer write]...`: offers the copy of a key that
   /// this client confirmed under the broker instance `origin` at `version`, to a broker that
   /// may have lost it; `writes` are the last write ids of each client the copy is known to
   /// include. Answered by ``snapshot(key:version:lastWrite:value:)`` with the key's state after
   /// the broker's decision.
   case seed(
-    client: String, key: String, origin: String, version: UInt64, value: Data, writes: [String: UInt64]
+    client: String, key: String, origin: String, version: UInt64, value: Data,
+    writes: [String: UInt64]
   )
 
   // MARK: Replies
@@ -38,15 +40,22 @@ public enum BrokerMessage: Equatable, Sendable {
   /// `PONG instance [key version]...`: the keys of the `PING` whose version on the broker is
   /// not the one the client holds, with the broker's version.
   case pong(instance: String, behind: [KeyVersion] = [])
-  /// `SNAPSHOT key version lastWrite value`: version 0 means the key has no value yet;
-  /// `lastWrite` is the last write of the asking client applied to this key.
-  case snapshot(key: String, version: UInt64, lastWrite: UInt64, value: Data)
+  /// `SNAPSHOT key version lastWrite value [writer write]...`: version 0 means the key has no
+  /// value yet; `lastWrite` is the last write of the asking client applied to this key; `writes`
+  /// are the last write ids of the key's most recent writers, which the value includes (a client
+  /// offers them with its copy, should the broker lose the key).
+  case snapshot(
+    key: String, version: UInt64, lastWrite: UInt64, value: Data, writes: [String: UInt64] = [:])
   /// `ACK key write version`: the write was applied and became `version`.
   case ack(key: String, write: UInt64, version: UInt64)
-  /// `REJECT key write version lastWrite value`: the write was not applied now, because its
-  /// base was stale or because it had already been applied (`lastWrite` ≥ `write`); here is the
-  /// current state.
-  case reject(key: String, write: UInt64, version: UInt64, lastWrite: UInt64, value: Data)
+  /// `REJECT key write version lastWrite value [writer write]...`: the write was not applied now,
+  /// because its base was stale or because it had already been applied (`lastWrite` ≥ `write`);
+  /// here is the current state, with the last write ids of those who wrote the versions after
+  /// the write's base.
+  case reject(
+    key: String, write: UInt64, version: UInt64, lastWrite: UInt64, value: Data,
+    writes: [String: UInt64] = [:]
+  )
   /// `ERROR code message [key write]`: the request was refused.
   case error(code: BrokerErrorCode, message: String, key: String?, write: UInt64?)
 
@@ -93,13 +102,14 @@ public struct KeyVersion: Equatable, Sendable {
 
 extension BrokerMessage {
   /// The protocol version this build speaks.
-  public static let protocolVersion = "2"
+  public static let protocolVersion = "3"
 
   /// The client a request names (`PING` and every reply name none).
   var client: String? {
     switch self {
-    case let .hello(client), let .sync(client, _), let .get(client, _), let .write(client, _, _, _, _, _),
-      let .seed(client, _, _, _, _, _):
+    case .hello(let client), .sync(let client, _), .get(let client, _),
+      .write(let client, _, _, _, _, _),
+      .seed(let client, _, _, _, _, _):
       client
     default:
       nil
@@ -110,41 +120,48 @@ extension BrokerMessage {
   public var frames: [Data] {
     typealias F = Frames
     switch self {
-    case let .hello(client):
+    case .hello(let client):
       return [F.text("HELLO"), F.text(Self.protocolVersion), F.text(client)]
-    case let .ping(versions):
+    case .ping(let versions):
       return [F.text("PING")] + F.pairs(versions)
-    case let .sync(client, key):
+    case .sync(let client, let key):
       return [F.text("SYNC"), F.text(client), F.text(key)]
-    case let .get(client, key):
+    case .get(let client, let key):
       return [F.text("GET"), F.text(client), F.text(key)]
-    case let .write(client, write, key, base, value, after):
-      let frames = [F.text("WRITE"), F.text(client), F.number(write), F.text(key), F.number(base), value]
+    case .write(let client, let write, let key, let base, let value, let after):
+      let frames = [
+        F.text("WRITE"), F.text(client), F.number(write), F.text(key), F.number(base), value,
+      ]
       return after.map { frames + [F.number($0)] } ?? frames
-    case let .seed(client, key, origin, version, value, writes):
-      return [F.text("SEED"), F.text(client), F.text(key), F.text(origin), F.number(version), value]
-        + writes.sorted { $0.key < $1.key }.flatMap { [F.text($0.key), F.number($0.value)] }
-    case let .welcome(instance, publisher, maxValueSize):
+    case .seed(let client, let key, let origin, let version, let value, let writes):
+      return [
+        F.text("SEED"), F.text(client), F.text(key), F.text(origin), F.number(version), value,
+      ]
+        + F.writes(writes)
+    case .welcome(let instance, let publisher, let maxValueSize):
       return [F.text("WELCOME"), F.text(Self.protocolVersion), F.text(instance), F.text(publisher)]
         + (maxValueSize.map { [F.number($0)] } ?? [])
-    case let .pong(instance, behind):
+    case .pong(let instance, let behind):
       return [F.text("PONG"), F.text(instance)] + F.pairs(behind)
-    case let .snapshot(key, version, lastWrite, value):
+    case .snapshot(let key, let version, let lastWrite, let value, let writes):
       return [F.text("SNAPSHOT"), F.text(key), F.number(version), F.number(lastWrite), value]
-    case let .ack(key, write, version):
+        + F.writes(writes)
+    case .ack(let key, let write, let version):
       return [F.text("ACK"), F.text(key), F.number(write), F.number(version)]
-    case let .reject(key, write, version, lastWrite, value):
+    case .reject(let key, let write, let version, let lastWrite, let value, let writes):
       return [
         F.text("REJECT"), F.text(key), F.number(write), F.number(version), F.number(lastWrite),
         value,
-      ]
-    case let .error(code, message, key, write):
+      ] + F.writes(writes)
+    case .error(let code, let message, let key, let write):
       var frames = [F.text("ERROR"), F.text(code.rawValue), F.text(message)]
       if let key, let write { frames += [F.text(key), F.number(write)] }
       return frames
-    case let .update(key, version, client, write, value):
-      return [F.text(key), F.text("UPDATE"), F.number(version), F.text(client), F.number(write), value]
-    case let .synced(key, client):
+    case .update(let key, let version, let client, let write, let value):
+      return [
+        F.text(key), F.text("UPDATE"), F.number(version), F.text(client), F.number(write), value,
+      ]
+    case .synced(let key, let client):
       return [F.text(key), F.text("SYNCED"), F.text(client)]
     }
   }
@@ -189,6 +206,17 @@ extension BrokerMessage {
       }
       return pairs
     }
+    func writes(from start: Int) throws(BrokerProtocolError) -> [String: UInt64] {
+      var writes: [String: UInt64] = [:]
+      for index in stride(from: start, to: fields.count, by: 2) {
+        let write = try number(index + 1)
+        guard write > 0 else { throw .malformed("write ids start at 1") }
+        guard writes.updateValue(write, forKey: try text(index)) == nil else {
+          throw .malformed("\(command) names a writer twice")
+        }
+      }
+      return writes
+    }
     switch command {
     case "HELLO":
       try count(2)
@@ -211,9 +239,12 @@ extension BrokerMessage {
       let key = try key(2)
       let after = fields.count == 6 ? try number(5) : nil
       guard write > 0, after != 0 else { throw .malformed("write ids start at 1") }
-      guard !fields[4].isEmpty else { throw .malformed("an empty value means no value: write at least 1 byte") }
+      guard !fields[4].isEmpty else {
+        throw .malformed("an empty value means no value: write at least 1 byte")
+      }
       self = .write(
-        client: try text(0), write: write, key: key, base: try number(3), value: fields[4], after: after
+        client: try text(0), write: write, key: key, base: try number(3), value: fields[4],
+        after: after
       )
     case "SEED":
       guard fields.count >= 5, !fields.count.isMultiple(of: 2) else {
@@ -221,42 +252,44 @@ extension BrokerMessage {
       }
       guard !fields[4].isEmpty else { throw .malformed("a seed needs a value") }
       guard try number(3) > 0 else { throw .malformed("a copy has a version from 1") }
-      var writes: [String: UInt64] = [:]
-      for index in stride(from: 5, to: fields.count, by: 2) {
-        let write = try number(index + 1)
-        guard write > 0 else { throw .malformed("write ids start at 1") }
-        guard writes.updateValue(write, forKey: try text(index)) == nil else {
-          throw .malformed("SEED names a writer twice")
-        }
-      }
       self = .seed(
         client: try text(0), key: try key(1), origin: try text(2), version: try number(3),
-        value: fields[4], writes: writes
+        value: fields[4], writes: try writes(from: 5)
       )
     case "WELCOME":
       guard fields.count == 3 || fields.count == 4 else {
         throw .malformed("WELCOME has \(fields.count) fields, expected 3 or 4")
       }
       self = .welcome(
-        instance: try text(1), publisher: try text(2), maxValueSize: fields.count == 4 ? try number(3) : nil
+        instance: try text(1), publisher: try text(2),
+        maxValueSize: fields.count == 4 ? try number(3) : nil
       )
     case "PONG":
       guard !fields.isEmpty else { throw .malformed("PONG has no instance") }
       self = .pong(instance: try text(0), behind: try pairs(from: 1))
     case "SNAPSHOT":
-      try count(4)
-      self = .snapshot(key: try key(0), version: try number(1), lastWrite: try number(2), value: fields[3])
+      guard fields.count >= 4, fields.count.isMultiple(of: 2) else {
+        throw .malformed("SNAPSHOT is: key version lastWrite value [writer write]...")
+      }
+      self = .snapshot(
+        key: try key(0), version: try number(1), lastWrite: try number(2), value: fields[3],
+        writes: try writes(from: 4)
+      )
     case "ACK":
       try count(3)
       self = .ack(key: try key(0), write: try number(1), version: try number(2))
     case "REJECT":
-      try count(5)
+      guard fields.count >= 5, !fields.count.isMultiple(of: 2) else {
+        throw .malformed("REJECT is: key write version lastWrite value [writer write]...")
+      }
       self = .reject(
         key: try key(0), write: try number(1), version: try number(2), lastWrite: try number(3),
-        value: fields[4]
+        value: fields[4], writes: try writes(from: 5)
       )
     case "ERROR":
-      guard fields.count == 2 || fields.count == 4 else { throw .malformed("ERROR has \(fields.count) fields") }
+      guard fields.count == 2 || fields.count == 4 else {
+        throw .malformed("ERROR has \(fields.count) fields")
+      }
       self = .error(
         code: BrokerErrorCode(rawValue: try text(0)) ?? .badRequest, message: try text(1),
         key: fields.count == 4 ? try text(2) : nil, write: fields.count == 4 ? try number(3) : nil
@@ -272,7 +305,8 @@ extension BrokerMessage {
   /// - Parameter frames: The request, without the ROUTER's identity frame.
   /// - Returns: The key (as text, even if it breaks the key rules) and the write id.
   static func writeFields(of frames: [Data]) -> (key: String, write: UInt64)? {
-    guard frames.count >= 4, frames[0] == Frames.text("WRITE"), let write = Frames.number(frames[2]),
+    guard frames.count >= 4, frames[0] == Frames.text("WRITE"),
+      let write = Frames.number(frames[2]),
       let key = Frames.text(frames[3])
     else { return nil }
     return (key, write)
@@ -325,10 +359,10 @@ public enum BrokerProtocolError: Error, Equatable, CustomStringConvertible {
   /// A readable explanation.
   public var description: String {
     switch self {
-    case let .malformed(detail): "malformed message: \(detail)"
-    case let .unknownCommand(command): "unknown command \"\(command)\""
+    case .malformed(let detail): "malformed message: \(detail)"
+    case .unknownCommand(let command): "unknown command \"\(command)\""
     case .invalidKey: "invalid key (1 to 256 bytes of UTF-8, no control characters)"
-    case let .version(version):
+    case .version(let version):
       "unsupported protocol version \"\(version)\" (this broker speaks \(BrokerMessage.protocolVersion))"
     }
   }

@@ -42,8 +42,11 @@ struct ClientExpiryTests {
     #expect(liveCount.wrappedValue == 3)
 
     // Its exactly-once record is gone with it; the value stays.
-    let reply = try #require(try exchange(BrokerMessage.get(client: gone.id, key: "count").frames, with: fixture.endpoint))
-    guard case let .snapshot(_, version, lastWrite, value) = try BrokerMessage(frames: reply) else {
+    let reply = try #require(
+      try exchange(BrokerMessage.get(client: gone.id, key: "count").frames, with: fixture.endpoint))
+    guard
+      case .snapshot(_, let version, let lastWrite, let value, _) = try BrokerMessage(frames: reply)
+    else {
       Issue.record("expected a snapshot, got \(reply)")
       return
     }

@@ -106,7 +106,7 @@ struct SeedTests {
         == .ack(key: "k", write: 1, version: 1))
     #expect(
       try seed(a, "a", origin: Self.old, version: 9, "old")
-        == .snapshot(key: "k", version: 1, lastWrite: 1, value: Data("new".utf8)))
+        == .snapshot(key: "k", version: 1, lastWrite: 1, value: Data("new".utf8), writes: ["a": 1]))
     let other = try a.request(
       .seed(
         client: "a", key: "other", origin: Self.old, version: 3, value: Data("kept".utf8),
@@ -159,7 +159,8 @@ struct SeedTests {
     )
     #expect(
       try writer.request(.get(client: "writer", key: "k"))
-        == .snapshot(key: "k", version: 1, lastWrite: 12, value: Data("7".utf8)))
+        == .snapshot(
+          key: "k", version: 1, lastWrite: 12, value: Data("7".utf8), writes: ["writer": 12]))
     let resent = try writer.request(
       .write(client: "writer", write: 12, key: "k", base: 1, value: Data("8".utf8)))
     #expect(
@@ -343,7 +344,7 @@ struct SeedingClientTests {
 extension BrokerMessage {
   /// A snapshot's value as text.
   var value: String? {
-    if case .snapshot(_, _, _, let value) = self {
+    if case .snapshot(_, _, _, let value, _) = self {
       String(decoding: value, as: UTF8.self)
     } else {
       nil

@@ -195,10 +195,12 @@ final class BrokerCore {
             .publish(
               .update(key: key, version: version, client: client, write: write, value: value)))
           reply(.ack(key: key, write: write, version: version))
-        case .rejected(let version, let lastWrite, let current):
+        case .rejected(let version, let lastWrite, let current, let writes):
           statistics.writesRejected += 1
           reply(
-            .reject(key: key, write: write, version: version, lastWrite: lastWrite, value: current))
+            .reject(
+              key: key, write: write, version: version, lastWrite: lastWrite, value: current,
+              writes: writes))
         }
       } catch {
         statistics.storageErrors += 1
@@ -216,7 +218,8 @@ final class BrokerCore {
   private func snapshot(key: String, client: String) -> BrokerMessage {
     let snapshot = store.snapshot(key: key, client: client)
     return .snapshot(
-      key: key, version: snapshot.version, lastWrite: snapshot.lastWrite, value: snapshot.value)
+      key: key, version: snapshot.version, lastWrite: snapshot.lastWrite, value: snapshot.value,
+      writes: snapshot.writes)
   }
 
   /// Decides on a client's copy of a key: adopted when the broker may still take copies of the

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -19,11 +20,25 @@ final class BrokerStore {
     var lastClient: String?
     /// The broker run that made `version` (absent in data written before protocol 2).
     var instance: String?
+    /// The last writes applied, oldest first, for the clients that take the key's state without
+    /// its updates (absent in data written before protocol 3).
+    var recent: [Applied]?
   }
+
+  /// A write applied to a key: the version it made, and whose write it was.
+  struct Applied: Codable, Equatable {
+    var version: UInt64
+    var client: String
+    var write: UInt64
+  }
+
+  /// How many applied writes a key remembers (at least; it trims in batches).
+  static let recentWrites = RecentWriters.capacity
 
   enum WriteResult: Equatable {
     case applied(version: UInt64)
-    case rejected(version: UInt64, lastWrite: UInt64, value: Data)
+    /// With the last write ids of the writers of the versions after the write's base.
+    case rejected(version: UInt64, lastWrite: UInt64, value: Data, writes: [String: UInt64])
   }
 
   /// Where a seeded copy comes from: the broker instance it was confirmed under, and its
@@ -73,12 +88,26 @@ final class BrokerStore {
     guard !clients.isEmpty else { return }
     for key in entries.keys {
       entries[key]!.lastWrites = entries[key]!.lastWrites.filter { !clients.contains($0.key) }
+      entries[key]!.recent?.removeAll { clients.contains($0.client) }
     }
   }
 
-  func snapshot(key: String, client: String) -> (version: UInt64, lastWrite: UInt64, value: Data) {
-    guard let entry = entries[key] else { return (0, 0, Data()) }
-    return (entry.version, entry.lastWrites[client] ?? 0, entry.value)
+  func snapshot(
+    key: String, client: String
+  ) -> (version: UInt64, lastWrite: UInt64, value: Data, writes: [String: UInt64]) {
+    guard let entry = entries[key] else { return (0, 0, Data(), [:]) }
+    return (
+      entry.version, entry.lastWrites[client] ?? 0, entry.value, Self.writes(entry.recent, after: 0)
+    )
+  }
+
+  /// The last write id of each client whose write made a version after `base`.
+  private static func writes(_ recent: [Applied]?, after base: UInt64) -> [String: UInt64] {
+    var writes: [String: UInt64] = [:]
+    for applied in recent ?? [] where applied.version > base {
+      writes[applied.client] = max(writes[applied.client] ?? 0, applied.write)
+    }
+    return writes
   }
 
   /// Whether clients' copies may still replace the key: no write was applied to it in this run
@@ -121,9 +150,16 @@ final class BrokerStore {
     entry.value = value
     entry.lastClient = nil
     entry.instance = instance
+    Self.remember(
+      writes.sorted { $0.key < $1.key }.map {
+        Applied(version: entry.version, client: $0.key, write: $0.value)
+      },
+      in: &entry.recent
+    )
     try append(
       LogRecord(
-        key: key, version: entry.version, client: client, write: 0, value: value, instance: instance,
+        key: key, version: entry.version, client: client, write: 0, value: value,
+        instance: instance,
         writes: entry.lastWrites
       )
     )
@@ -147,10 +183,13 @@ final class BrokerStore {
     let follows = after.map { $0 == lastWrite && lastClient == client } ?? true
     guard write > lastWrite, base == version, follows else {
       let current = slot.map { entries.values[$0].value } ?? Data()
-      return .rejected(version: version, lastWrite: lastWrite, value: current)
+      let writes = slot.map { Self.writes(entries.values[$0].recent, after: base) } ?? [:]
+      return .rejected(version: version, lastWrite: lastWrite, value: current, writes: writes)
     }
     try append(
-      LogRecord(key: key, version: version + 1, client: client, write: write, value: value, instance: instance)
+      LogRecord(
+        key: key, version: version + 1, client: client, write: write, value: value,
+        instance: instance)
     )
     if slot == nil { entries[key] = Entry(version: 0, value: Data(), lastWrites: [:]) }
     if !seeded.isEmpty { seeded[key] = nil }
@@ -160,7 +199,17 @@ final class BrokerStore {
     entries.values[index].lastWrites[client] = write
     entries.values[index].lastClient = client
     entries.values[index].instance = instance
+    Self.remember(
+      [Applied(version: version + 1, client: client, write: write)],
+      in: &entries.values[index].recent)
     return .applied(version: version + 1)
+  }
+
+  /// Appends to a key's recent writes, trimming them in batches (a trim moves the array).
+  private static func remember(_ applied: [Applied], in recent: inout [Applied]?) {
+    if recent == nil { recent = [] }
+    recent!.append(contentsOf: applied)
+    if recent!.count > 2 * recentWrites { recent!.removeFirst(recent!.count - recentWrites) }
   }
 
   // MARK: - Persistence
@@ -215,9 +264,18 @@ final class BrokerStore {
       if let writes = record.writes {
         entry.lastWrites.merge(writes, uniquingKeysWith: max)
         entry.lastClient = nil
+        Self.remember(
+          writes.sorted { $0.key < $1.key }.map {
+            Applied(version: record.version, client: $0.key, write: $0.value)
+          },
+          in: &entry.recent
+        )
       } else {
         entry.lastWrites[record.client] = max(entry.lastWrites[record.client] ?? 0, record.write)
         entry.lastClient = record.client
+        Self.remember(
+          [Applied(version: record.version, client: record.client, write: record.write)],
+          in: &entry.recent)
       }
       entries[record.key] = entry
     }

@@ -1,5 +1,6 @@
 import Foundation
 internal import Logging
+internal import OrderedCollections
 
 /// A client's connection to the broker, as a state machine with no sockets or clocks of its own:
 /// the handshake (`HELLO`/`WELCOME`), heartbeats (`PING`/`PONG`), which broker run it talks to,
@@ -22,7 +23,9 @@ struct ClientStateMachine {
   private let missedHeartbeats: Int
   private let logger: Logger
 
-  private(set) var channels: [String: any BrokerChannel] = [:]
+  /// In the order the keys were added, so the same events make the same messages (the
+  /// simulation replays a seed exactly).
+  private(set) var channels: OrderedDictionary<String, any BrokerChannel> = [:]
   private(set) var connected = false
   /// The broker run the connection talks to; `nil` while unknown (before a `WELCOME`, or after
   /// the connection dropped: the next one may reach another run, whose versions mean something
@@ -41,7 +44,7 @@ struct ClientStateMachine {
   /// once the updates read meanwhile are applied.
   private var behind: [KeyVersion] = []
   /// The keys updated in the batch of published messages being read.
-  private var updated: [String: any BrokerChannel] = [:]
+  private var updated: OrderedDictionary<String, any BrokerChannel> = [:]
 
   init(
     id: String, heartbeat: Duration, missedHeartbeats: Int, logger: Logger,
@@ -184,10 +187,10 @@ struct ClientStateMachine {
       } else {
         self.behind = behind
       }
-    case .snapshot(let key, _, _, _):
+    case .snapshot(let key, _, _, _, _):
       route(reply, to: key, at: now, &actions)
       updateState(&actions)
-    case .ack(let key, _, _), .reject(let key, _, _, _, _):
+    case .ack(let key, _, _), .reject(let key, _, _, _, _, _):
       guard connected else { return }
       route(reply, to: key, at: now, &actions)
     case .error(.helloFirst, _, _, _):

@@ -27,7 +27,9 @@ enum Frames {
   /// `UInt64.max`: one canonical form per number. Parsed by hand: every message carries a few
   /// numbers, and going through `String` cost a reader ~3% of its time.
   static func number(_ frame: Data) -> UInt64? {
-    guard !frame.isEmpty, frame.count <= 20, frame.count == 1 || frame.first != 0x30 else { return nil }
+    guard !frame.isEmpty, frame.count <= 20, frame.count == 1 || frame.first != 0x30 else {
+      return nil
+    }
     return frame.withUnsafeBytes { bytes -> UInt64? in
       var value: UInt64 = 0
       for byte in bytes {
@@ -44,6 +46,11 @@ enum Frames {
   /// Key and version pairs, two frames each.
   static func pairs(_ pairs: [KeyVersion]) -> [Data] {
     pairs.flatMap { [text($0.key), number($0.version)] }
+  }
+
+  /// Writer and write id pairs, two frames each, in the writers' order.
+  static func writes(_ writes: [String: UInt64]) -> [Data] {
+    writes.sorted { $0.key < $1.key }.flatMap { [text($0.key), number($0.value)] }
   }
 
   /// Keys are 1 to 256 bytes of UTF-8 without control characters.

@@ -73,10 +73,11 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   /// `local` changed (while being brought up to date) without observers being told.
   private(set) var unnotified = false
 
-  private var confirmed: Value
+  /// The last value the broker confirmed (once brought up to date).
+  private(set) var confirmed: Value
   /// The version of `confirmed`, on the broker run `instance` (versions count per run).
   private(set) var version: UInt64 = 0
-  private var instance: String?
+  private(set) var instance: String?
   /// The bytes of a confirmed value newer than `confirmed`, not decoded yet.
   private var undecoded: Data?
   /// `local` is stale: confirmed changed under the pending mutations.
@@ -88,9 +89,16 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   /// Writes in flight, oldest first. Kept across a lost connection until the next snapshot,
   /// whose `lastWrite` tells which of them the broker applied.
   private var sent: [SentWrite] = []
+  /// Writes that were in flight to an earlier broker run when this one answered without them:
+  /// a copy adopted later may still hold them (its write records say so).
+  private var unresolved: [SentWrite] = []
   /// How many writes may be in flight (`nil`: the maximum).
   private var window: Int?
   private var retryAfter: ContinuousClock.Instant?
+  /// Questions (`GET`, `SEED`) asked since the key last took a snapshot.
+  private var questions = 0
+  /// Answers still to come to questions asked before the key last took a snapshot.
+  private var staleAnswers = 0
   /// The writes seen applied, for a copy offered to a broker that lost the key.
   private var writers = RecentWriters()
 
@@ -112,6 +120,8 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   var hasUnconfirmedWrites: Bool { nextSequence - 1 > confirmedThrough }
   /// How many mutations the broker has not confirmed.
   var unconfirmedWriteCount: Int { pending.count }
+  /// How many writes await the broker's answer.
+  var writesInFlight: Int { sent.count }
   /// In sync with the broker this client is connected to.
   var isSynced: Bool { phase == .synced && hasSnapshot }
   /// The confirmed version, for a `PING`, while in sync.
@@ -120,10 +130,14 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   /// When the key next wants a ``KeyEvent/tick(at:instance:)``, if it waits for one.
   var deadline: ContinuousClock.Instant? {
     switch phase {
-    case .probing(let next, _): next
-    case .snapshotting(let sent): sent + heartbeat
-    case .synced: hasUnconfirmedWrites && sent.count < window ?? maxWindow ? retryAfter : nil
-    case .idle: nil
+    case .probing(let next, _):
+      return next
+    case .snapshotting(let sent):
+      return sent + heartbeat
+    case .synced:
+      return hasUnconfirmedWrites && sent.count < window ?? maxWindow ? retryAfter : nil
+    case .idle:
+      return nil
     }
   }
 
@@ -144,8 +158,11 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     var output = KeyOutput()
     switch event {
     case .connected(let now):
+      // Answers to questions asked on the old connection never come.
+      (questions, staleAnswers) = (0, 0)
       phase = .probing(next: now, backoff: Self.firstRetry)
     case .disconnected:
+      (questions, staleAnswers) = (0, 0)
       phase = .idle
     case .tick(let now, let instance):
       switch phase {
@@ -223,25 +240,40 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     case .synced(_, let requester):
       guard requester == clientID, case .probing = phase, let instance else { break }
       output.send = askForState(at: now, instance: instance)
-    case .snapshot(_, let version, let lastWrite, let value):
-      // Only the answer to a question still awaited: no write goes out while one is, so its
-      // lastWrite accounts for every write in flight. A late answer to a question asked twice
-      // may predate writes sent since; taking it would drop their mutations from the in-flight
-      // set and apply them a second time after the broker has.
+    case .snapshot(_, let version, let lastWrite, let value, let writes):
+      // Only the answer to the latest question: no write goes out while one is awaited, so its
+      // lastWrite accounts for every write in flight. The answer to an earlier question (asked
+      // again after a timeout, and answered late) may predate writes sent since; taking it would
+      // drop their mutations from the in-flight set and apply them a second time after the
+      // broker has. Answers come in the order of the questions, so the earlier ones are counted.
+      guard staleAnswers == 0 else {
+        staleAnswers -= 1
+        break
+      }
       guard case .snapshotting = phase, let instance else { break }
-      take(version: version, lastWrite: lastWrite, value: value, instance: instance)
+      take(version: version, lastWrite: lastWrite, value: value, writes: writes, instance: instance)
       phase = .synced
       hasSnapshot = true
+      staleAnswers = questions - 1
+      questions = 0
       output.progressed = true
+    case .error(_, _, _, 0):
+      // A question answered "ask again later" (a broker collecting copies after a restart):
+      // asked again after a heartbeat.
+      if staleAnswers > 0 {
+        staleAnswers -= 1
+      } else if case .snapshotting = phase {
+        questions = max(0, questions - 1)
+      }
     case .ack(_, let write, let version):
       guard phase == .synced, settle(write, version: version) else { break }
       writers.record(clientID, write: write)
       output.progressed = true
-    case .reject(_, let write, let version, let lastWrite, let value):
+    case .reject(_, let write, let version, let lastWrite, let value, let writes):
       // The writes behind it are doomed (each is chained to it): their answers are ignored.
       guard phase == .synced, sent.contains(where: { $0.id == write }), let instance else { break }
       window = 1
-      take(version: version, lastWrite: lastWrite, value: value, instance: instance)
+      take(version: version, lastWrite: lastWrite, value: value, writes: writes, instance: instance)
       output.progressed = true
     case .error(let code, let text, _, let write?):
       guard phase == .synced, sent.contains(where: { $0.id == write }) else { break }
@@ -272,29 +304,44 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     version: UInt64, writer: String, write: UInt64, value: Data, at now: ContinuousClock.Instant,
     instance: String?
   ) -> BrokerMessage? {
-    if write > 0 { writers.record(writer, write: write) }
     // Taken only from the run whose snapshot this client holds (an update of another run may
     // arrive first on the SUB socket after a restart).
-    guard let instance, instance == self.instance, version > self.version else { return nil }
-    let gap = hasSnapshot && version > self.version + 1
+    guard let instance, instance == self.instance else { return nil }
+    // A writer is recorded only with a value that includes its write: a copy offered with the
+    // record but not the write would make the writer drop a mutation the broker never got.
+    guard version > self.version else {
+      if write > 0 { writers.record(writer, write: write) }
+      return nil
+    }
     // Our own write coming back: its value is the one we encoded, no need to decode it (the
     // same assumption an ACK makes), which keeps the writer's CPU free for readers.
-    if writer == clientID {
-      if !settle(write, version: version) {
-        acknowledge(applied: write)
-        accept(version: version, value: value)
-      }
-    } else {
-      accept(version: version, value: value)
+    if writer == clientID, settle(write, version: version) {
+      writers.record(writer, write: write)
+      return nil
     }
-    guard gap, phase == .synced else { return nil }
-    return askForState(at: now, instance: instance)
+    // Updates were dropped (the value would include writes whose writers this client did not
+    // see), or an adopted copy may hold writes of ours that no answer accounted for yet: a
+    // snapshot brings the value with its writers.
+    if hasSnapshot && version > self.version + 1 || write == 0 && !unresolved.isEmpty {
+      return phase == .synced ? askForState(at: now, instance: instance) : nil
+    }
+    if write > 0 { writers.record(writer, write: write) }
+    if writer == clientID { acknowledge(applied: write) }
+    accept(version: version, value: value)
+    return nil
   }
 
   /// The broker's current state (a snapshot, or the answer to a rejected write). From a run
   /// other than the one the confirmed value came from, it replaces that value whatever its
   /// version: versions count per run.
-  private mutating func take(version: UInt64, lastWrite: UInt64, value: Data, instance: String) {
+  private mutating func take(
+    version: UInt64, lastWrite: UInt64, value: Data, writes: [String: UInt64], instance: String
+  ) {
+    if instance != self.instance, !sent.isEmpty {
+      // Writes sent to an earlier broker run may yet show up applied: a copy of the key that
+      // holds them, which this run may still adopt, carries their ids.
+      unresolved = sent
+    }
     acknowledge(applied: lastWrite)
     // Writes above `lastWrite` were not applied, and never will be: each attempt has its own
     // id, and a pipelined one cannot land behind one that did not.
@@ -302,6 +349,10 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     if instance != self.instance || version >= self.version {
       self.instance = instance
       accept(version: version, value: value)
+      // The writes the value includes that this client did not see as updates.
+      for (writer, write) in writes.sorted(by: { $0.key < $1.key }) {
+        writers.record(writer, write: write)
+      }
     }
     needsRebase = true
     catchUp()
@@ -313,6 +364,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     -> BrokerMessage
   {
     phase = .snapshotting(sent: now)
+    questions += 1
     if let origin = self.instance, origin != instance, version > 0,
       let copy = undecoded ?? (try? codec.encode(confirmed))
     {
@@ -397,9 +449,14 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
 
   /// Drops the mutations covered by the newest write the broker applied (`lastWrite`).
   private mutating func acknowledge(applied lastWrite: UInt64) {
-    guard let newest = sent.lastIndex(where: { $0.id <= lastWrite }) else { return }
-    acknowledge(through: sent[newest].coversThrough)
-    sent.removePrefix(newest + 1)
+    if let newest = sent.lastIndex(where: { $0.id <= lastWrite }) {
+      acknowledge(through: sent[newest].coversThrough)
+      sent.removePrefix(newest + 1)
+    }
+    if let newest = unresolved.lastIndex(where: { $0.id <= lastWrite }) {
+      acknowledge(through: unresolved[newest].coversThrough)
+      unresolved.removePrefix(newest + 1)
+    }
   }
 
   private mutating func acknowledge(through sequence: UInt64) {
