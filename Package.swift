@@ -197,6 +197,15 @@ let package = Package(
       swiftSettings: settings
     ),
     .testTarget(
+      name: "SimulationTests",
+      dependencies: [
+        "SharedBroker",
+        .product(name: "HeapModule", package: "swift-collections"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: settings
+    ),
+    .testTarget(
       name: "MirrorAppsTests",
       dependencies: [
         "MirrorApps", "SharedBroker", "Sharing", "TestSupport",

@@ -1,0 +1,610 @@
+import Foundation
+import HeapModule
+import Logging
+
+@testable import SharedBroker
+
+/// One run of a simulated world from one seed: clients (the real client and key state
+/// machines), the real broker (``BrokerCore`` and ``BrokerStore``), and a network and clocks of
+/// its own, all driven by one random number generator, on one thread. The same seed makes the
+/// same run, message for message.
+///
+/// Faults, while they last: messages lost (which breaks their connection, as with TCP) and
+/// delayed (each connection stays in order), writes delivered twice, connections cut and re-made, updates dropped at the publisher's
+/// high-water mark, the broker killed and restarted with its data, without it, or with its log
+/// cut short, clients killed and replaced, and clocks that jump. Then the faults stop, and the
+/// world must settle.
+///
+/// Checked as it runs: no value the broker holds counts a mutation twice; no client has more
+/// writes in flight than its window; no client's loop turns forever at one instant; at a
+/// restart, every write confirmed to a live client survives (a dead client's may be lost when
+/// no live copy holds it, as PROTOCOL.md says). Checked at the end: every live client converges
+/// to the broker's value within a bound once the faults stop, with every confirmed mutation in
+/// it exactly once, and then sends nothing but heartbeats.
+final class Simulation {
+  struct Failure: Error, CustomStringConvertible {
+    let seed: UInt64
+    let reason: String
+    var description: String { "seed \(seed): \(reason)" }
+  }
+
+  /// What one run did, for the figures.
+  struct Outcome {
+    var events = 0
+    var mutations = 0
+    var faults = 0
+    var restarts = 0
+    /// Sim time from the end of the faults until every live client held the broker's value.
+    var settled = Duration.zero
+  }
+
+  private enum Event {
+    case toBroker(client: Int, epoch: Int, frames: [Data])
+    case reply(client: Int, epoch: Int, BrokerMessage)
+    case published(client: Int, epoch: Int, BrokerMessage)
+    case wake(client: Int, generation: Int)
+    case mutate(client: Int, key: Int)
+    case dealerConnects(client: Int)
+    case subscriberConnects(client: Int)
+    case subscriptionTakesEffect(client: Int, epoch: Int)
+    case fault
+    case brokerStarts(withData: Bool, cutLog: Bool)
+    case spawn
+    case check
+  }
+
+  private struct Scheduled: Comparable {
+    let time: Duration
+    let sequence: Int
+    let event: Event
+
+    static func < (lhs: Self, rhs: Self) -> Bool {
+      (lhs.time, lhs.sequence) < (rhs.time, rhs.sequence)
+    }
+    static func == (lhs: Self, rhs: Self) -> Bool {
+      (lhs.time, lhs.sequence) == (rhs.time, rhs.sequence)
+    }
+  }
+
+  static let heartbeat = Duration.milliseconds(500)
+  static let seedWindow = Duration.seconds(3)
+  static let maxWritesInFlight = 4
+  /// How long the world may take to settle once the faults stop.
+  static let settleBound = Duration.seconds(30)
+
+  let seed: UInt64
+  private var random: SplitMix64
+  private let tracing: Bool
+  /// The last events, when tracing.
+  private(set) var trace: [String] = []
+  private let base = ContinuousClock.now
+  private var now = Duration.zero
+  private var queue = Heap<Scheduled>()
+  private var sequence = 0
+  private var outcome = Outcome()
+
+  // This seed's faults.
+  private let keys: [String]
+  private let loss: Double
+  private let duplication: Double
+  private let publisherDrops: Double
+  private let maxDelay: Duration
+  private let faultEvery: Duration
+  private let usesData: Bool
+  private let activeFor: Duration
+  private var faultsActive = true
+  /// No fault is injected before this (a restart's seed window, which the protocol needs).
+  private var quietUntil = Duration.zero
+
+  // The broker.
+  private var core: BrokerCore?
+  private var brokerStarted = Duration.zero
+  private var brokerRun = 0
+  private let dataDirectory: URL
+  private var nextPeer = 0
+  private var peers: [Data: (client: Int, epoch: Int)] = [:]
+  private let logger = Logger(label: "simulation") { _ in SwiftLogNoOpLogHandler() }
+
+  private var clients: [SimulatedClient] = []
+  /// Confirmed mutations of dead clients that no live copy held at a restart.
+  private var lost: Set<String> = []
+  private var settledAt: Duration?
+  /// Processes killed whose replacements have not started yet.
+  private var pendingSpawns = 0
+
+  init(seed: UInt64, tracing: Bool = false) {
+    self.seed = seed
+    self.tracing = tracing
+    var random = SplitMix64(seed: seed)
+    keys = random.chance(0.3) ? ["k", "j"] : ["k"]
+    loss = random.chance(0.5) ? Double.random(in: 0...0.05, using: &random) : 0
+    duplication = random.chance(0.3) ? Double.random(in: 0...0.05, using: &random) : 0
+    publisherDrops = random.chance(0.4) ? Double.random(in: 0...0.2, using: &random) : 0
+    maxDelay = random.duration(.microseconds(100), .milliseconds(random.chance(0.3) ? 800 : 20))
+    faultEvery = random.duration(.milliseconds(300), .seconds(4))
+    usesData = random.chance(0.5)
+    activeFor = random.duration(.seconds(2), .seconds(10))
+    self.random = random
+    dataDirectory = URL(
+      fileURLWithPath: FileManager.default.fileExists(atPath: "/dev/shm")
+        ? "/dev/shm" : NSTemporaryDirectory()
+    )
+    .appendingPathComponent("sim-\(seed)-\(UUID().uuidString.prefix(8))")
+  }
+
+  deinit {
+    try? FileManager.default.removeItem(at: dataDirectory)
+  }
+
+  // MARK: - Running
+
+  func run() throws -> Outcome {
+    startBroker(withData: usesData, cutLog: false)
+    for _ in 0..<Int.random(in: 2...4, using: &random) { spawn() }
+    schedule(after: faultEvery, .fault)
+    schedule(at: activeFor, .check)
+    while let next = queue.popMin() {
+      now = next.time
+      outcome.events += 1
+      try handle(next.event)
+      if let settledAt, now >= settledAt + .seconds(5) { break }
+      if !faultsActive, settledAt == nil, now > activeFor + Self.settleBound {
+        throw failure(
+          "did not settle within \(Self.settleBound) after the faults stopped: \(state())")
+      }
+    }
+    try finalChecks()
+    return outcome
+  }
+
+  private func handle(_ event: Event) throws {
+    switch event {
+    case .toBroker(let index, let epoch, let frames):
+      let client = clients[index]
+      guard let core, client.alive, client.dealerUp, client.dealerEpoch == epoch else { return }
+      note { "broker ← \(client.id.prefix(4)): \(describe(frames))" }
+      var outputs: [BrokerCore.Output] = []
+      core.handle(frames, from: client.peer, at: now - brokerStarted) { outputs.append($0) }
+      for output in outputs { try deliver(output) }
+    case .reply(let index, let epoch, let message):
+      let client = clients[index]
+      guard client.alive, client.dealerUp, client.dealerEpoch == epoch else { return }
+      note { "\(client.id.prefix(4)) ← \(message)" }
+      if case .welcome = message, !client.publisherKnown {
+        client.publisherKnown = true
+        schedule(
+          after: random.duration(.microseconds(50), .milliseconds(1)),
+          .subscriberConnects(client: index))
+      }
+      client.machine.receive(reply: message, at: instant(client), &client.actions)
+      try turn(client)
+    case .published(let index, let epoch, let message):
+      let client = clients[index]
+      guard client.alive, client.subscriberUp, client.subscriberEpoch == epoch else { return }
+      note { "\(client.id.prefix(4)) ⇐ \(message)" }
+      client.machine.receive(published: message, at: instant(client), &client.actions)
+      client.machine.finishBatch(&client.actions)
+      try turn(client)
+    case .wake(let index, let generation):
+      let client = clients[index]
+      guard client.alive, client.wakeGeneration == generation else { return }
+      try turn(client)
+    case .mutate(let index, let key):
+      let client = clients[index]
+      guard client.alive else { return }
+      let tag = "\(client.index).\(key).\(client.tags[key].count)"
+      note { "\(client.id.prefix(4)) mutates \(tag)" }
+      client.tags[key].append(tag)
+      client.channels[key].machine.mutate { $0.counts[tag, default: 0] += 1 }
+      outcome.mutations += 1
+      // The writer's own thread sends, as `flushFromWriter` does.
+      client.machine.flush(at: instant(client), &client.actions)
+      try perform(client)
+      try scheduleWake(client)
+    case .dealerConnects(let index):
+      let client = clients[index]
+      guard client.alive, !client.dealerUp else { return }
+      guard core != nil else { return reconnectLater(.dealerConnects(client: index)) }
+      client.dealerUp = true
+      client.dealerEpoch += 1
+      nextPeer += 1
+      client.peer = Data("peer-\(nextPeer)".utf8)
+      peers[client.peer] = (index, client.dealerEpoch)
+      note { "\(client.id.prefix(4)) DEALER connected" }
+      client.machine.handshakeSucceeded(at: instant(client), &client.actions)
+      try turn(client)
+    case .subscriberConnects(let index):
+      let client = clients[index]
+      guard client.alive, !client.subscriberUp else { return }
+      guard core != nil else { return reconnectLater(.subscriberConnects(client: index)) }
+      client.subscriberUp = true
+      client.subscriberEpoch += 1
+      schedule(
+        after: random.duration(.microseconds(50), .milliseconds(3)),
+        .subscriptionTakesEffect(client: index, epoch: client.subscriberEpoch)
+      )
+    case .subscriptionTakesEffect(let index, let epoch):
+      let client = clients[index]
+      guard client.alive, client.subscriberUp, client.subscriberEpoch == epoch else { return }
+      client.subscribed = true
+    case .fault:
+      try injectFault()
+    case .brokerStarts(let withData, let cutLog):
+      // The end of the faults may have started it already.
+      guard core == nil else { return }
+      startBroker(withData: withData, cutLog: cutLog)
+      try declareLosses()
+    case .spawn:
+      pendingSpawns -= 1
+      spawn()
+    case .check:
+      try check()
+    }
+  }
+
+  // MARK: - Clients
+
+  private func spawn() {
+    let index = clients.count
+    let id = String(format: "c%02d-", index) + String(random.next(), radix: 36)
+    let client = SimulatedClient(
+      index: index, id: id, keys: keys, heartbeat: Self.heartbeat,
+      maxWritesInFlight: Self.maxWritesInFlight,
+      now: base + now
+    )
+    clients.append(client)
+    for channel in client.channels {
+      _ = client.machine.add(channel, at: instant(client), &client.actions)
+    }
+    note { "\(id.prefix(4)) starts" }
+    schedule(
+      after: random.duration(.microseconds(10), .milliseconds(5)), .dealerConnects(client: index))
+    schedule(after: .zero, .wake(client: index, generation: 0))
+    guard now < activeFor else { return }
+    for key in keys.indices {
+      for _ in 0..<Int.random(in: 1...10, using: &random) {
+        schedule(at: random.duration(now, activeFor), .mutate(client: index, key: key))
+      }
+    }
+  }
+
+  private func instant(_ client: SimulatedClient) -> ContinuousClock.Instant {
+    base + now + client.clockOffset
+  }
+
+  /// One turn of the client's loop after what woke it: timers, writes, sends, the next wake.
+  private func turn(_ client: SimulatedClient) throws {
+    if client.lastTurn == now {
+      client.turnsNow += 1
+      if client.turnsNow > 500 {
+        let due = client.channels.map {
+          "\(String(describing: $0.deadline.map { instant(client).duration(to: $0) }))"
+        }
+        throw failure("\(client.id)'s loop spins at one instant (keys due in \(due)): \(state())")
+      }
+    } else {
+      client.lastTurn = now
+      client.turnsNow = 0
+    }
+    let at = instant(client)
+    client.machine.tick(at: at, &client.actions)
+    client.machine.flush(at: at, &client.actions)
+    try perform(client)
+    try scheduleWake(client)
+  }
+
+  private func scheduleWake(_ client: SimulatedClient) throws {
+    let at = instant(client)
+    let due = client.machine.deadline(now: at)
+    client.wakeGeneration += 1
+    schedule(
+      after: at.duration(to: due), .wake(client: client.index, generation: client.wakeGeneration))
+    for channel in client.channels where channel.machine.writesInFlight > Self.maxWritesInFlight {
+      throw failure("\(client.id) has \(channel.machine.writesInFlight) writes in flight")
+    }
+  }
+
+  private func perform(_ client: SimulatedClient) throws {
+    for message in client.actions.messages {
+      switch message {
+      case .hello, .ping: break
+      default: client.requestsSent += 1
+      }
+      // ZMQ_IMMEDIATE: with no connection up, the DEALER drops what is sent.
+      guard client.dealerUp, core != nil else { continue }
+      send(message.frames, on: client)
+    }
+    client.actions = ClientActions()
+  }
+
+  private func send(_ frames: [Data], on client: SimulatedClient) {
+    guard !disturbing || !random.chance(loss) else { return lose(describe(frames), on: client) }
+    // A write delivered twice: the broker must apply it once.
+    let copies =
+      disturbing && frames.first == Data("WRITE".utf8) && random.chance(duplication) ? 2 : 1
+    for _ in 0..<copies {
+      client.lastDealerOut = max(client.lastDealerOut, now + delay())
+      schedule(
+        at: client.lastDealerOut,
+        .toBroker(client: client.index, epoch: client.dealerEpoch, frames: frames))
+    }
+  }
+
+  /// A message lost on a DEALER connection breaks it: TCP does not lose one message and carry
+  /// on, so what follows on that connection is lost too, and the monitor tells of it.
+  private func lose(_ message: String, on client: SimulatedClient) {
+    note { "lost, with \(client.id.prefix(4))'s DEALER connection: \(message)" }
+    cutDealer(client)
+  }
+
+  /// Whether messages are lost, delayed and dropped now: not after the faults, nor during a
+  /// restarted broker's seed window (a copy that misses it is lost by design, see PROTOCOL.md).
+  private var disturbing: Bool { faultsActive && now >= quietUntil }
+
+  private func delay() -> Duration {
+    random.duration(.microseconds(20), disturbing ? maxDelay : .microseconds(200))
+  }
+
+  // MARK: - The broker
+
+  private func deliver(_ output: BrokerCore.Output) throws {
+    switch output {
+    case .reply(let peer, let message):
+      guard let (index, epoch) = peers[peer] else { return }
+      let client = clients[index]
+      guard client.alive, client.dealerUp, client.dealerEpoch == epoch else { return }
+      guard !disturbing || !random.chance(loss) else { return lose("\(message)", on: client) }
+      client.lastDealerIn = max(client.lastDealerIn, now + delay())
+      schedule(at: client.lastDealerIn, .reply(client: index, epoch: epoch, message))
+    case .publish(let message):
+      if case .update(let key, _, _, _, let value) = message { try checkBrokerValue(key, value) }
+      for client in clients where client.alive && client.subscriberUp && client.subscribed {
+        guard !disturbing || !random.chance(publisherDrops) else { continue }
+        client.lastSubscriber = max(client.lastSubscriber, now + delay())
+        schedule(
+          at: client.lastSubscriber,
+          .published(client: client.index, epoch: client.subscriberEpoch, message)
+        )
+      }
+    }
+  }
+
+  private func startBroker(withData: Bool, cutLog: Bool) {
+    brokerRun += 1
+    let instance = String(format: "%017d-sim", brokerRun)
+    if cutLog { cutLogShort() }
+    // The store is in memory, or in a directory that outlives the runs that use it.
+    let store = try! BrokerStore(directory: withData ? dataDirectory : nil, instance: instance)
+    core = BrokerCore(
+      instance: instance, store: store,
+      configuration: BrokerConfiguration(seedWindow: Self.seedWindow),
+      publisherEndpoint: "inproc://simulated-publisher", logger: logger, now: .zero
+    )
+    brokerStarted = now
+    quietUntil = now + Self.seedWindow + .seconds(2)
+    note { "broker \(instance) starts\(withData ? " with data" : "")\(cutLog ? ", log cut" : "")" }
+  }
+
+  private func cutLogShort() {
+    let log = dataDirectory.appendingPathComponent("log.jsonl")
+    guard let data = try? Data(contentsOf: log), !data.isEmpty else { return }
+    let cut = Int.random(in: 1...min(data.count, 400), using: &random)
+    try? data.prefix(data.count - cut).write(to: log)
+  }
+
+  private func stopBroker() {
+    core = nil
+    peers = [:]
+    for client in clients where client.alive {
+      cutDealer(client)
+      cutSubscriber(client)
+    }
+  }
+
+  private func cutDealer(_ client: SimulatedClient) {
+    guard client.dealerUp else { return }
+    client.dealerUp = false
+    client.dealerEpoch += 1
+    // The socket monitor tells the loop; libzmq reconnects by itself.
+    client.machine.connectionLost()
+    reconnectLater(.dealerConnects(client: client.index))
+  }
+
+  private func cutSubscriber(_ client: SimulatedClient) {
+    guard client.subscriberUp else { return }
+    client.subscriberUp = false
+    client.subscribed = false
+    client.subscriberEpoch += 1
+    reconnectLater(.subscriberConnects(client: client.index))
+  }
+
+  private func reconnectLater(_ event: Event) {
+    schedule(after: random.duration(.milliseconds(100), .seconds(1)), event)
+  }
+
+  // MARK: - Faults
+
+  private func injectFault() throws {
+    guard faultsActive else { return }
+    defer { schedule(after: random.duration(.milliseconds(10), faultEvery), .fault) }
+    guard now >= quietUntil, core != nil else { return }
+    outcome.faults += 1
+    let alive = clients.filter(\.alive)
+    let client = alive.randomElement(using: &random)!
+    switch Int.random(in: 0..<10, using: &random) {
+    case 0, 1:
+      note { "fault: \(client.id.prefix(4))'s DEALER connection cut" }
+      cutDealer(client)
+    case 2:
+      note { "fault: \(client.id.prefix(4))'s SUB connection cut" }
+      cutSubscriber(client)
+    case 3, 4:
+      let withData = usesData && random.chance(0.7)
+      let cutLog = withData && random.chance(0.5)
+      note { "fault: broker killed" }
+      outcome.restarts += 1
+      stopBroker()
+      schedule(
+        after: random.duration(.zero, .seconds(2)),
+        .brokerStarts(withData: withData, cutLog: cutLog)
+      )
+    case 5 where alive.count > 1, 6 where alive.count > 1:
+      note { "fault: \(client.id.prefix(4)) killed" }
+      client.alive = false
+      pendingSpawns += 1
+      schedule(after: random.duration(.milliseconds(1), .seconds(2)), .spawn)
+    case 7:
+      let jump = random.duration(.milliseconds(100), .seconds(5))
+      note { "fault: \(client.id.prefix(4))'s clock jumps \(jump)" }
+      client.clockOffset += jump
+      try turn(client)
+    default:
+      note { "fault: nothing" }
+    }
+  }
+
+  // MARK: - Invariants
+
+  private func checkBrokerValue(_ key: String, _ value: Data) throws {
+    guard !value.isEmpty else { return }
+    let tally = try QuickJSONDecoder().decode(Tally.self, from: value)
+    if let (tag, count) = tally.counts.first(where: { $0.value > 1 }) {
+      throw failure("the broker's \(key) counts mutation \(tag) \(count) times")
+    }
+  }
+
+  /// At a restart: which confirmed mutations can survive it (in the loaded data, or in the
+  /// newest copy a live client holds). A live client's must; a dead client's may be lost.
+  private func declareLosses() throws {
+    guard let core else { return }
+    for (keyIndex, key) in keys.enumerated() {
+      var kept = Set<String>()
+      if let entry = core.store.entries[key], !entry.value.isEmpty {
+        kept.formUnion(try QuickJSONDecoder().decode(Tally.self, from: entry.value).counts.keys)
+      }
+      let holders = clients.filter { $0.alive && $0.channels[keyIndex].machine.instance != nil }
+      let newest = holders.max { a, b in
+        let (x, y) = (a.channels[keyIndex].machine, b.channels[keyIndex].machine)
+        return (x.instance!, x.version) < (y.instance!, y.version)
+      }
+      if let newest {
+        newest.channels[keyIndex].machine.catchUp()
+        kept.formUnion(newest.channels[keyIndex].machine.confirmed.counts.keys)
+      }
+      for client in clients {
+        for tag in client.confirmedTags(keyIndex) where !kept.contains(tag) {
+          guard !client.alive else {
+            throw failure(
+              "mutation \(tag), confirmed to live client \(client.id), has no copy left")
+          }
+          lost.insert(tag)
+        }
+      }
+    }
+  }
+
+  /// After the faults: heals the world, then waits until every live client holds the broker's
+  /// value with nothing pending.
+  private func check() throws {
+    if faultsActive {
+      faultsActive = false
+      note { "faults stop" }
+      if core == nil {
+        startBroker(withData: usesData, cutLog: false)
+        try declareLosses()
+      }
+    }
+    schedule(after: .milliseconds(100), .check)
+    guard settledAt == nil, pendingSpawns == 0, let core else { return }
+    for (keyIndex, key) in keys.enumerated() {
+      let entry = core.store.entries[key]
+      for client in clients where client.alive {
+        let machine = client.channels[keyIndex].machine
+        guard client.dealerUp, client.subscribed, client.machine.connected,
+          client.machine.brokerInstance == core.instance, machine.isSynced,
+          !machine.hasUnconfirmedWrites,
+          machine.instance == core.instance, machine.version == entry?.version ?? 0
+        else { return }
+      }
+    }
+    settledAt = now
+    outcome.settled = now - activeFor
+    for client in clients { client.requestsSent = 0 }
+    note { "settled" }
+  }
+
+  private func finalChecks() throws {
+    guard let settledAt, let core else { throw failure("never settled: \(state())") }
+    for client in clients where client.alive && client.requestsSent > 0 {
+      throw failure(
+        "\(client.id) sent \(client.requestsSent) requests other than heartbeats in the 5 s after "
+          + "it settled at \(settledAt)"
+      )
+    }
+    for (keyIndex, key) in keys.enumerated() {
+      let value = core.store.entries[key]?.value ?? Data()
+      let tally = value.isEmpty ? Tally() : try QuickJSONDecoder().decode(Tally.self, from: value)
+      for client in clients {
+        let confirmed = client.confirmedTags(keyIndex)
+        for tag in client.tags[keyIndex] {
+          let count = tally.counts[tag] ?? 0
+          if count > 1 { throw failure("mutation \(tag) is in the final \(key) \(count) times") }
+          if count == 0, confirmed.contains(tag), !lost.contains(tag) {
+            throw failure("mutation \(tag), confirmed to \(client.id), is not in the final \(key)")
+          }
+          if count == 0, client.alive {
+            throw failure("mutation \(tag) of live client \(client.id) is not in the final \(key)")
+          }
+        }
+        if client.alive {
+          var machine = client.channels[keyIndex].machine
+          machine.catchUp()
+          guard machine.local == tally else {
+            throw failure(
+              "\(client.id) shows \(machine.local.counts.count) mutations, the broker \(tally.counts.count)"
+            )
+          }
+        }
+      }
+    }
+  }
+
+  // MARK: - Scheduling and tracing
+
+  private func schedule(after delay: Duration, _ event: Event) {
+    schedule(at: now + max(delay, .zero), event)
+  }
+
+  private func schedule(at time: Duration, _ event: Event) {
+    sequence += 1
+    queue.insert(Scheduled(time: max(time, now), sequence: sequence, event: event))
+  }
+
+  private func note(_ line: () -> String) {
+    guard tracing else { return }
+    trace.append("\(now) \(line())")
+  }
+
+  private func describe(_ frames: [Data]) -> String {
+    (try? BrokerMessage(frames: frames)).map { "\($0)" } ?? "\(frames.count) frames"
+  }
+
+  private func state() -> String {
+    let broker =
+      core.map { core in
+        keys.map { "\($0)@\(core.store.entries[$0]?.version ?? 0)" }.joined(separator: " ")
+      } ?? "down"
+    let views = clients.filter(\.alive).map { client in
+      let keys = client.channels.map { channel in
+        "\(channel.key)@\(channel.machine.version) \(channel.machine.phase) pending \(channel.unconfirmedWriteCount)"
+      }
+      return
+        "\(client.id.prefix(4)) \(client.machine.connected ? "connected" : "not connected") \(keys)"
+    }
+    return "broker \(broker); " + views.joined(separator: "; ")
+  }
+
+  private func failure(_ reason: String) -> Failure {
+    Failure(seed: seed, reason: reason)
+  }
+}

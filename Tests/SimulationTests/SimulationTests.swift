@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+/// The deterministic simulation: many seeds, each a different schedule of faults (see
+/// ``Simulation``). `SIM_SEEDS` sets how many (`make chaos` runs a million), `SIM_FIRST_SEED`
+/// where they start, and `SIM_SEED` replays one seed with its trace.
+@Suite struct SimulationTests {
+  @Test func everyScheduleSettlesWithEachConfirmedMutationOnce() async throws {
+    let environment = ProcessInfo.processInfo.environment
+    if let replay = environment["SIM_SEED"].flatMap(UInt64.init) {
+      let simulation = Simulation(seed: replay, tracing: true)
+      defer { print(simulation.trace.joined(separator: "\n")) }
+      _ = try simulation.run()
+      return
+    }
+    let count = environment["SIM_SEEDS"].flatMap(UInt64.init) ?? 10_000
+    let first = environment["SIM_FIRST_SEED"].flatMap(UInt64.init) ?? 1
+    let workers = UInt64(max(1, ProcessInfo.processInfo.activeProcessorCount))
+    let clock = ContinuousClock()
+    let start = clock.now
+    let results = await withTaskGroup(of: Summary.self) { group in
+      for worker in 0..<workers {
+        group.addTask {
+          var summary = Summary()
+          var seed = first + worker
+          while seed < first + count {
+            summary.add(seed: seed)
+            seed += workers
+          }
+          return summary
+        }
+      }
+      var total = Summary()
+      for await summary in group { total.merge(summary) }
+      return total
+    }
+    let elapsed = start.duration(to: clock.now)
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    print(
+      "simulation: \(results.seeds) seeds in \(String(format: "%.1f", seconds)) s "
+        + "(\(Int(Double(results.seeds) / seconds)) seeds/s), \(results.events) events, "
+        + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts; "
+        + "settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
+    )
+    if let failure = results.failures.min(by: { $0.seed < $1.seed }) {
+      let replay = Simulation(seed: failure.seed, tracing: true)
+      _ = try? replay.run()
+      Issue.record(
+        """
+        \(failure) (\(results.failures.count) seeds failed; replay with SIM_SEED=\(failure.seed))
+        \(results.failures.sorted { $0.seed < $1.seed }.prefix(10).map(\.description).joined(separator: "\n"))
+        \(replay.trace.suffix(60).joined(separator: "\n"))
+        """
+      )
+    }
+  }
+}
+
+/// What a worker's seeds did.
+private struct Summary: Sendable {
+  var seeds = 0
+  var events = 0
+  var mutations = 0
+  var faults = 0
+  var restarts = 0
+  var worstSettle = Duration.zero
+  var failures: [Simulation.Failure] = []
+
+  mutating func add(seed: UInt64) {
+    seeds += 1
+    do {
+      let outcome = try Simulation(seed: seed).run()
+      events += outcome.events
+      mutations += outcome.mutations
+      faults += outcome.faults
+      restarts += outcome.restarts
+      worstSettle = max(worstSettle, outcome.settled)
+    } catch let failure as Simulation.Failure {
+      failures.append(failure)
+    } catch {
+      failures.append(Simulation.Failure(seed: seed, reason: "\(error)"))
+    }
+  }
+
+  mutating func merge(_ other: Summary) {
+    seeds += other.seeds
+    events += other.events
+    mutations += other.mutations
+    faults += other.faults
+    restarts += other.restarts
+    worstSettle = max(worstSettle, other.worstSettle)
+    failures += other.failures
+  }
+}
