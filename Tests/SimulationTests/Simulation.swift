@@ -53,22 +53,23 @@ final class Simulation {
     case check
   }
 
+  /// An event's place in the queue; the event itself waits in `events`, so the heap moves
+  /// two integers, not messages.
   private struct Scheduled: Comparable {
     let time: Duration
     let sequence: Int
-    let event: Event
 
     static func < (lhs: Self, rhs: Self) -> Bool {
-      (lhs.time, lhs.sequence) < (rhs.time, rhs.sequence)
-    }
-    static func == (lhs: Self, rhs: Self) -> Bool {
-      (lhs.time, lhs.sequence) == (rhs.time, rhs.sequence)
+      lhs.time < rhs.time || lhs.time == rhs.time && lhs.sequence < rhs.sequence
     }
   }
 
   static let heartbeat = Duration.milliseconds(500)
   static let seedWindow = Duration.seconds(3)
   static let maxWritesInFlight = 4
+  /// How long a settled world is watched for anything but heartbeats: four of them, longer
+  /// than any retry interval.
+  static let quietTail = heartbeat * 4
   /// How long the world may take to settle once the faults stop.
   static let settleBound = Duration.seconds(30)
 
@@ -80,6 +81,7 @@ final class Simulation {
   private let base = ContinuousClock.now
   private var now = Duration.zero
   private var queue = Heap<Scheduled>()
+  private var events: [Int: Event] = [:]
   private var sequence = 0
   private var outcome = Outcome()
 
@@ -123,7 +125,7 @@ final class Simulation {
     maxDelay = random.duration(.microseconds(100), .milliseconds(random.chance(0.3) ? 800 : 20))
     faultEvery = random.duration(.milliseconds(300), .seconds(4))
     usesData = random.chance(0.5)
-    activeFor = random.duration(.seconds(2), .seconds(10))
+    activeFor = random.duration(.seconds(2), .seconds(6))
     self.random = random
     dataDirectory = URL(
       fileURLWithPath: FileManager.default.fileExists(atPath: "/dev/shm")
@@ -146,8 +148,8 @@ final class Simulation {
     while let next = queue.popMin() {
       now = next.time
       outcome.events += 1
-      try handle(next.event)
-      if let settledAt, now >= settledAt + .seconds(5) { break }
+      try handle(events.removeValue(forKey: next.sequence)!)
+      if let settledAt, now >= settledAt + Self.quietTail { break }
       if !faultsActive, settledAt == nil, now > activeFor + Self.settleBound {
         throw failure(
           "did not settle within \(Self.settleBound) after the faults stopped: \(state())")
@@ -357,7 +359,6 @@ final class Simulation {
       client.lastDealerIn = max(client.lastDealerIn, now + delay())
       schedule(at: client.lastDealerIn, .reply(client: index, epoch: epoch, message))
     case .publish(let message):
-      if case .update(let key, _, _, _, let value) = message { try checkBrokerValue(key, value) }
       for client in clients where client.alive && client.subscriberUp && client.subscribed {
         guard !disturbing || !random.chance(publisherDrops) else { continue }
         client.lastSubscriber = max(client.lastSubscriber, now + delay())
@@ -381,7 +382,8 @@ final class Simulation {
       publisherEndpoint: "inproc://simulated-publisher", logger: logger, now: .zero
     )
     brokerStarted = now
-    quietUntil = now + Self.seedWindow + .seconds(2)
+    // Nothing to collect at the first start; after a restart the copies need the window.
+    if brokerRun > 1 { quietUntil = now + Self.seedWindow }
     note { "broker \(instance) starts\(withData ? " with data" : "")\(cutLog ? ", log cut" : "")" }
   }
 
@@ -392,7 +394,9 @@ final class Simulation {
     try? data.prefix(data.count - cut).write(to: log)
   }
 
-  private func stopBroker() {
+  private func stopBroker() throws {
+    // What this run ends with must count no mutation twice, whatever the next run keeps.
+    for (key, entry) in core?.store.entries ?? [:] { try checkBrokerValue(key, entry.value) }
     core = nil
     peers = [:]
     for client in clients where client.alive {
@@ -443,7 +447,7 @@ final class Simulation {
       let cutLog = withData && random.chance(0.5)
       note { "fault: broker killed" }
       outcome.restarts += 1
-      stopBroker()
+      try stopBroker()
       schedule(
         after: random.duration(.zero, .seconds(2)),
         .brokerStarts(withData: withData, cutLog: cutLog)
@@ -535,9 +539,10 @@ final class Simulation {
 
   private func finalChecks() throws {
     guard let settledAt, let core else { throw failure("never settled: \(state())") }
+    for (key, entry) in core.store.entries { try checkBrokerValue(key, entry.value) }
     for client in clients where client.alive && client.requestsSent > 0 {
       throw failure(
-        "\(client.id) sent \(client.requestsSent) requests other than heartbeats in the 5 s after "
+        "\(client.id) sent \(client.requestsSent) requests other than heartbeats in the \(Self.quietTail) after "
           + "it settled at \(settledAt)"
       )
     }
@@ -577,7 +582,8 @@ final class Simulation {
 
   private func schedule(at time: Duration, _ event: Event) {
     sequence += 1
-    queue.insert(Scheduled(time: max(time, now), sequence: sequence, event: event))
+    queue.insert(Scheduled(time: max(time, now), sequence: sequence))
+    events[sequence] = event
   }
 
   private func note(_ line: () -> String) {

@@ -42,6 +42,13 @@ import Testing
         + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts; "
         + "settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
     )
+    // A row of `make chaos`'s table.
+    print(
+      "chaos-row | deterministic simulation: messages lost and delayed, writes delivered twice, "
+        + "connections cut, PUB drops, broker restarts with, without and with cut data, clients "
+        + "killed, clocks that jump | \(results.faults) faults, \(results.restarts) broker restarts "
+        + "| \(results.seeds) seeds, \(results.mutations) mutations | \(results.failures.count) seeds failed |"
+    )
     if let failure = results.failures.min(by: { $0.seed < $1.seed }) {
       let replay = Simulation(seed: failure.seed, tracing: true)
       _ = try? replay.run()
