@@ -16,7 +16,8 @@ import Logging
 /// world must settle.
 ///
 /// Checked as it runs: no value the broker holds counts a mutation twice; no client has more
-/// writes in flight than its window; no client's loop turns forever at one instant; at a
+/// writes in flight than its window; the clients send at most 10 requests other than heartbeats
+/// per mutation and 200 per fault (a resend loop would not stop); no client's loop turns forever at one instant; at a
 /// restart, every write confirmed to a live client survives (a dead client's may be lost when
 /// no live copy holds it, as PROTOCOL.md says). Checked at the end: every live client converges
 /// to the broker's value within a bound once the faults stop, with every confirmed mutation in
@@ -82,6 +83,8 @@ final class Simulation {
   private var now = Duration.zero
   private var queue = Heap<Scheduled>()
   private var events: [Int: Event] = [:]
+  /// Requests other than heartbeats sent by every client: bounded by the mutations and faults.
+  private var requests = 0
   private var sequence = 0
   private var outcome = Outcome()
 
@@ -148,6 +151,12 @@ final class Simulation {
     while let next = queue.popMin() {
       now = next.time
       outcome.events += 1
+      if requests > 10 * (outcome.mutations + 1) + 200 * (outcome.faults + 1) {
+        throw failure(
+          "\(requests) requests other than heartbeats for \(outcome.mutations) mutations and "
+            + "\(outcome.faults) faults: a resend loop? \(state())"
+        )
+      }
       try handle(events.removeValue(forKey: next.sequence)!)
       if let settledAt, now >= settledAt + Self.quietTail { break }
       if !faultsActive, settledAt == nil, now > activeFor + Self.settleBound {
@@ -310,7 +319,9 @@ final class Simulation {
     for message in client.actions.messages {
       switch message {
       case .hello, .ping: break
-      default: client.requestsSent += 1
+      default:
+        client.requestsSent += 1
+        requests += 1
       }
       // ZMQ_IMMEDIATE: with no connection up, the DEALER drops what is sent.
       guard client.dealerUp, core != nil else { continue }
