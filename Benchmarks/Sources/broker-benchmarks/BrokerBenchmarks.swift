@@ -21,7 +21,7 @@ enum BrokerBenchmarks {
       )
     default:
       print(
-        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|contention|scale|durability...]]"
+        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|staleness|contention|scale|durability...]]"
           + " | reader MODE ENDPOINT COUNT"
       )
       exit(64)
@@ -48,6 +48,7 @@ enum BrokerBenchmarks {
     }
 
     if wanted("throughput") { try await throughput(runner, runs: runs, into: &report) }
+    if wanted("staleness") { try await staleness(runner, runs: runs, into: &report) }
     if wanted("contention") { try contention(runner, runs: runs, into: &report) }
     if wanted("scale") {
       var scale: [(Int, [Double], [Double])] = []
@@ -66,6 +67,16 @@ enum BrokerBenchmarks {
       ours.append(try await runner.throughput(.mirror, readers: 8, writes: 20_000))
     }
     report.throughput(writes: 20_000, ours: ours, raw: raw)
+  }
+
+  static func staleness(_ runner: Runs, runs: Int, into report: inout Report) async throws {
+    var ours: [[Double]] = []
+    var raw: [[Double]] = []
+    for _ in 0..<runs {
+      raw.append(try await runner.staleness(.raw, readers: 8, writes: 20_000))
+      ours.append(try await runner.staleness(.mirror, readers: 8, writes: 20_000))
+    }
+    report.staleness(readers: 8, writes: 20_000, ours: ours, raw: raw)
   }
 
   static func contention(_ runner: Runs, runs: Int, into report: inout Report) throws {

@@ -3,7 +3,8 @@ import Synchronization
 import ZeroMQ
 
 /// The baseline: the same two hops as the broker (DEALER → ROUTER, then PUB → SUB) on raw
-/// libzmq sockets, with no protocol, no versions and no JSON handling.
+/// libzmq sockets, with no protocol, no versions and no JSON handling. With `acknowledges`, it
+/// also answers each message, after publishing it, with its count, as the broker ACKs a write.
 final class RawForwarder: @unchecked Sendable {
   let router: String
   let publisher: String
@@ -11,7 +12,7 @@ final class RawForwarder: @unchecked Sendable {
   private let done = DispatchSemaphore(value: 0)
   private let stopping = StopFlag()
 
-  init() throws {
+  init(acknowledges: Bool = false) throws {
     context = try Context()
     let endpoints = Mutex<(String, String)?>(nil)
     let bound = DispatchSemaphore(value: 0)
@@ -34,11 +35,14 @@ final class RawForwarder: @unchecked Sendable {
         router.close()
         publisher.close()
       }
-      endpoints.withLock { $0 = ((try? router.lastEndpoint) ?? "", (try? publisher.lastEndpoint) ?? "") }
+      endpoints.withLock {
+        $0 = ((try? router.lastEndpoint) ?? "", (try? publisher.lastEndpoint) ?? "")
+      }
       bound.signal()
       while !stopping.isSet {
         guard let frames = try? router.receive() else { continue }
         _ = try? publisher.send([Data("bench".utf8)] + frames.dropFirst())
+        if acknowledges, frames.count >= 2 { _ = try? router.send([frames[0], frames[1]]) }
       }
     }
     thread.start()
@@ -66,11 +70,19 @@ final class RawWriter {
     context = try Context()
     dealer = try Socket(context: context, type: .dealer)
     try dealer.set(.sendHighWaterMark, 1_000_000)
+    try dealer.set(.receiveTimeout, 10_000)
     try dealer.connect(endpoint)
   }
 
   func send(count: Int, payload: Data) throws {
     try dealer.send([Data(String(count).utf8), payload])
+  }
+
+  /// The count of the next acknowledgement of an acknowledging forwarder, if one is waiting
+  /// (or arrives within `wait`).
+  func acknowledged(wait: Bool) throws -> Int? {
+    guard let frames = try dealer.receive(dontWait: !wait) else { return nil }
+    return frames.first.flatMap { Int(String(decoding: $0, as: UTF8.self)) }
   }
 
   func close() {

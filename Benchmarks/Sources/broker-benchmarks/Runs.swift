@@ -62,7 +62,9 @@ struct Runs {
       defer { client.close() }
       let stats = withDependencies {
         $0.brokerClient = client
-      } operation: { Shared(wrappedValue: Reader.Stats(), .broker("bench")) }
+      } operation: {
+        Shared(wrappedValue: Reader.Stats(), .broker("bench"))
+      }
       try await client.waitUntilConnected()
       let brokerPID = broker.child.process.processIdentifier
       let cpuBefore = (writer: cpuMicroseconds(), broker: cpuMicroseconds(pid: brokerPID))
@@ -128,8 +130,6 @@ struct Runs {
   struct ThroughputRun {
     /// Writes per second whose effect reached every reader.
     let writes: Double
-    /// Distinct values per second a reader saw (the median reader).
-    let updates: Double
     /// Distinct values the path sent out (``PathRun/published``).
     let published: Int
     /// Distinct values the median reader saw.
@@ -150,10 +150,91 @@ struct Runs {
     let seconds = Double(end - start) / 1e9
     let delivered = samples.map { $0.last?.count ?? 0 }.min() ?? 0
     let seen = samples.map(\.count).sorted()[samples.count / 2]
-    return ThroughputRun(
-      writes: Double(delivered) / seconds, updates: Double(seen) / seconds,
-      published: run.published, seen: seen
-    )
+    return ThroughputRun(writes: Double(delivered) / seconds, published: run.published, seen: seen)
+  }
+
+  // MARK: - Staleness
+
+  /// Writes as fast as possible from a writer that speaks the wire protocol itself, so it knows
+  /// when each write is acknowledged; returns, per write, the time from its ACK until every
+  /// reader holds a value that includes it (µs; negative when the readers were first). The raw
+  /// path's forwarder acknowledges each message after publishing it, as the broker does.
+  func staleness(_ mode: Mode, readers: Int, writes: Int) async throws -> [Double] {
+    var acknowledged = [UInt64](repeating: 0, count: writes + 1)
+    let outputs: [String]
+    switch mode {
+    case .mirror:
+      let broker = try BrokerProcess(bin: bin)
+      defer { broker.stop() }
+      let children = try (0..<readers).map { _ in
+        try Child(selfPath, ["reader", "mirror", broker.router, String(writes)])
+      }
+      for child in children { try child.wait(for: "ready") }
+      let context = try Context()
+      defer { context.terminate() }
+      let writer = try Socket(context: context, type: .dealer)
+      defer { writer.close() }
+      try writer.set(.sendHighWaterMark, 1_000_000)
+      try writer.set(.receiveTimeout, 10_000)
+      try writer.connect(broker.router)
+      try writer.send(BrokerMessage.hello(client: "bench-writer").frames)
+      _ = try writer.receive()
+      func record(_ frames: [Data]) throws {
+        guard case .ack(_, let write, _) = try BrokerMessage(frames: frames) else {
+          throw BenchmarkError("a pipelined write was not applied: \(frames)")
+        }
+        acknowledged[Int(write)] = now()
+      }
+      // Each write pipelined behind the previous one, as a client's window does.
+      for count in 1...writes {
+        let write = BrokerMessage.write(
+          client: "bench-writer", write: UInt64(count), key: "bench", base: UInt64(count - 1),
+          value: Self.payload(count), after: count > 1 ? UInt64(count - 1) : nil
+        )
+        try writer.send(write.frames)
+        while let frames = try writer.receive(dontWait: true) { try record(frames) }
+      }
+      while acknowledged[writes] == 0, let frames = try writer.receive() { try record(frames) }
+      outputs = children.map { $0.finish() }
+    case .raw:
+      let forwarder = try RawForwarder(acknowledges: true)
+      defer { forwarder.stop() }
+      let children = try (0..<readers).map { _ in
+        try Child(selfPath, ["reader", "raw", forwarder.publisher, String(writes)])
+      }
+      let writer = try RawWriter(endpoint: forwarder.router)
+      defer { writer.close() }
+      while !children.allSatisfy({ $0.output.contains("ready") }) {
+        try writer.send(count: 0, payload: Self.payload(0))
+        usleep(5_000)
+      }
+      func record(_ count: Int?) { if let count, count > 0 { acknowledged[count] = now() } }
+      for count in 1...writes {
+        try writer.send(count: count, payload: Self.payload(count))
+        while let count = try writer.acknowledged(wait: false) { record(count) }
+      }
+      while acknowledged[writes] == 0, let count = try writer.acknowledged(wait: true) {
+        record(count)
+      }
+      outputs = children.map { $0.finish() }
+    }
+    // Per reader, when it first held a value with each count (counts only grow).
+    let reached = outputs.map(Reader.samples(in:)).map { samples in
+      var times = [UInt64](repeating: 0, count: writes + 1)
+      var next = 1
+      for sample in samples where sample.count >= next {
+        while next <= min(sample.count, writes) {
+          times[next] = sample.time
+          next += 1
+        }
+      }
+      return times
+    }
+    return (1...writes).compactMap { count in
+      let times = reached.map { $0[count] }
+      guard acknowledged[count] > 0, !times.contains(0), let last = times.max() else { return nil }
+      return (Double(last) - Double(acknowledged[count])) / 1_000
+    }
   }
 
   // MARK: - Contention
@@ -167,7 +248,10 @@ struct Runs {
     let counters = try (0..<writers).map { _ in
       try Child(
         "\(bin)/counter",
-        ["--broker", broker.router, "--script", "+x\(total / writers)", "--print", "json", "--timeout", "120"]
+        [
+          "--broker", broker.router, "--script", "+x\(total / writers)", "--print", "json",
+          "--timeout", "120",
+        ]
       )
     }
     for counter in counters {
@@ -177,7 +261,8 @@ struct Runs {
       }
     }
     let seconds = Double(now() - start) / 1e9
-    let profile = try Child("\(bin)/profile", ["--broker", broker.router, "--once", "--print", "json"])
+    let profile = try Child(
+      "\(bin)/profile", ["--broker", broker.router, "--once", "--print", "json"])
     let line = profile.finish().split(separator: "\n").last ?? ""
     let stats = try JSONDecoder().decode(Reader.Stats.self, from: Data(line.utf8))
     return (seconds, stats.count)
@@ -187,7 +272,9 @@ struct Runs {
 
   /// Fills the broker with `keys` keys and `clients` connected clients; returns its resident
   /// memory (KiB), GET round trips (µs) and full late-joiner syncs with a `BrokerClient` (ms).
-  func scale(keys: Int, clients: Int) async throws -> (kilobytes: Int, get: [Double], join: [Double]) {
+  func scale(keys: Int, clients: Int) async throws -> (
+    kilobytes: Int, get: [Double], join: [Double]
+  ) {
     let broker = try BrokerProcess(bin: bin)
     defer { broker.stop() }
     let context = try Context()
@@ -201,7 +288,10 @@ struct Runs {
     _ = try loader.receive()
     for key in 0..<keys {
       try loader.send(
-        BrokerMessage.write(client: "loader", write: UInt64(key + 1), key: "key-\(key)", base: 0, value: Self.payload(key)).frames
+        BrokerMessage.write(
+          client: "loader", write: UInt64(key + 1), key: "key-\(key)", base: 0,
+          value: Self.payload(key)
+        ).frames
       )
     }
     for _ in 0..<keys { _ = try loader.receive() }
@@ -231,7 +321,9 @@ struct Runs {
       let client = BrokerClient(endpoint: broker.router, logger: logger)
       let value = withDependencies {
         $0.brokerClient = client
-      } operation: { Shared(wrappedValue: Reader.Stats(), .broker("key-\(index * 97 % keys)")) }
+      } operation: {
+        Shared(wrappedValue: Reader.Stats(), .broker("key-\(index * 97 % keys)"))
+      }
       try await client.waitUntilConnected()
       join.append(Double(now() - start) / 1e6)
       precondition(value.wrappedValue.count == index * 97 % keys)
@@ -258,7 +350,10 @@ struct Runs {
     let start = now()
     for write in 1...writes {
       try dealer.send(
-        BrokerMessage.write(client: "durable", write: UInt64(write), key: "k", base: UInt64(write - 1), value: Self.payload(write)).frames
+        BrokerMessage.write(
+          client: "durable", write: UInt64(write), key: "k", base: UInt64(write - 1),
+          value: Self.payload(write)
+        ).frames
       )
       _ = try dealer.receive()
     }

@@ -69,7 +69,8 @@ final class Child: @unchecked Sendable {
     let deadline = Date().addingTimeInterval(timeout)
     while !output.contains(text) {
       guard Date() < deadline, process.isRunning || output.contains(text) else {
-        throw BenchmarkError("child \(process.arguments ?? []) never printed \"\(text)\":\n\(output)")
+        throw BenchmarkError(
+          "child \(process.arguments ?? []) never printed \"\(text)\":\n\(output)")
       }
       usleep(2_000)
     }
@@ -104,18 +105,24 @@ final class BrokerProcess {
     child = try Child(
       "\(bin)/broker",
       // No seed window: a broker just started has lost nothing, and the runs write at once.
-      ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--log-level", "info", "--seed-window", "0"]
+      [
+        "--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--log-level", "info",
+        "--seed-window", "0",
+      ]
         + extra
     )
     try child.wait(for: "Broker listening")
-    guard let field = child.output.split(separator: " ").first(where: { $0.hasPrefix("router=") }) else {
+    guard let field = child.output.split(separator: " ").first(where: { $0.hasPrefix("router=") })
+    else {
       throw BenchmarkError("no router endpoint in: \(child.output)")
     }
     router = String(field.dropFirst("router=".count))
   }
 
   var residentKilobytes: Int {
-    let status = (try? String(contentsOfFile: "/proc/\(child.process.processIdentifier)/status", encoding: .utf8)) ?? ""
+    let status =
+      (try? String(
+        contentsOfFile: "/proc/\(child.process.processIdentifier)/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
   }
@@ -133,7 +140,7 @@ final class BrokerProcess {
     _ = try probe.receive()
     try probe.send(BrokerMessage.get(client: "bench-probe", key: key).frames)
     guard let frames = try probe.receive(),
-      case let .snapshot(_, version, _, _) = try BrokerMessage(frames: frames)
+      case .snapshot(_, let version, _, _, _) = try BrokerMessage(frames: frames)
     else { throw BenchmarkError("the broker did not answer a GET for \"\(key)\"") }
     return version
   }
