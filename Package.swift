@@ -200,6 +200,7 @@ let package = Package(
       name: "SimulationTests",
       dependencies: [
         "SharedBroker",
+        "TestSupport",
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "Logging", package: "swift-log"),
       ],

@@ -1,5 +1,6 @@
 import Foundation
 import SharedBroker
+import TestSupport
 import Testing
 
 /// The fast JSON path gives Foundation's result or leaves the document to Foundation: it never
@@ -197,21 +198,4 @@ import Testing
     #expect(decoded == expected, "\(text)", sourceLocation: sourceLocation)
     if let fast { #expect(fast == expected, "\(text)", sourceLocation: sourceLocation) }
   }
-}
-
-/// A small seeded generator, so the random documents are the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-  var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
-  mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

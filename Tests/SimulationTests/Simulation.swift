@@ -1,6 +1,7 @@
 import Foundation
 import HeapModule
 import Logging
+import TestSupport
 
 @testable import SharedBroker
 
@@ -21,7 +22,8 @@ import Logging
 /// restart, every write confirmed to a live client survives (a dead client's may be lost when
 /// no live copy holds it, as PROTOCOL.md says). Checked at the end: every live client converges
 /// to the broker's value within a bound once the faults stop, with every confirmed mutation in
-/// it exactly once, and then sends nothing but heartbeats.
+/// it exactly once, and then sends nothing but heartbeats; the broker's per-key records stay
+/// within their bounds.
 final class Simulation {
   struct Failure: Error, CustomStringConvertible {
     let seed: UInt64
@@ -550,7 +552,17 @@ final class Simulation {
 
   private func finalChecks() throws {
     guard let settledAt, let core else { throw failure("never settled: \(state())") }
-    for (key, entry) in core.store.entries { try checkBrokerValue(key, entry.value) }
+    for (key, entry) in core.store.entries {
+      try checkBrokerValue(key, entry.value)
+      // Memory: the broker's records per key stay within their bounds.
+      if (entry.recent?.count ?? 0) > 2 * BrokerStore.recentWrites
+        || entry.lastWrites.count > clients.count
+      {
+        throw failure(
+          "the broker keeps \(entry.recent?.count ?? 0) recent writes and \(entry.lastWrites.count) writers of \(key)"
+        )
+      }
+    }
     for client in clients where client.alive && client.requestsSent > 0 {
       throw failure(
         "\(client.id) sent \(client.requestsSent) requests other than heartbeats in the \(Self.quietTail) after "

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// The deterministic simulation: many seeds, each a different schedule of faults (see
@@ -18,21 +19,27 @@ import Testing
     let workers = UInt64(max(1, ProcessInfo.processInfo.activeProcessorCount))
     let clock = ContinuousClock()
     let start = clock.now
-    let results = await withTaskGroup(of: Summary.self) { group in
+    // Plain threads, not tasks: CPU-bound seeds on the cooperative pool (one thread per core)
+    // would starve every other test of the run.
+    let results = await withCheckedContinuation { continuation in
+      let summaries = Mutex<[Summary]>([])
       for worker in 0..<workers {
-        group.addTask {
+        Thread {
           var summary = Summary()
           var seed = first + worker
           while seed < first + count {
             summary.add(seed: seed)
             seed += workers
           }
-          return summary
-        }
+          let all = summaries.withLock { summaries in
+            summaries.append(summary)
+            return summaries.count == Int(workers) ? summaries : nil
+          }
+          if let all {
+            continuation.resume(returning: all.reduce(into: Summary()) { $0.merge($1) })
+          }
+        }.start()
       }
-      var total = Summary()
-      for await summary in group { total.merge(summary) }
-      return total
     }
     let elapsed = start.duration(to: clock.now)
     let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

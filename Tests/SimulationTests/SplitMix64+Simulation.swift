@@ -1,19 +1,6 @@
-/// A small seeded random number generator (SplitMix64): the same seed gives the same run.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
+import TestSupport
 
-  init(seed: UInt64) {
-    state = seed
-  }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
+extension SplitMix64 {
   /// True with probability `p`.
   mutating func chance(_ p: Double) -> Bool {
     p > 0 && Double.random(in: 0..<1, using: &self) < p
