@@ -14,17 +14,13 @@ final class SimulatedChannel: BrokerChannel, @unchecked Sendable {
   var unconfirmedWriteCount: Int { machine.unconfirmedWriteCount }
   var isSynced: Bool { machine.isSynced }
   var heldVersion: UInt64? { machine.heldVersion }
-  var deadline: ContinuousClock.Instant? { machine.deadline }
 
   func handle(_ event: KeyEvent) -> KeyOutput {
-    let output = machine.handle(event)
-    machine.notified()
-    return output
+    machine.handle(event)
   }
 
   func deliverUpdates() {
-    machine.catchUp()
-    machine.notified()
+    _ = machine.deliver()
   }
 
   func markStale() {

@@ -291,7 +291,7 @@ final class Simulation {
       client.turnsNow += 1
       if client.turnsNow > 500 {
         let due = client.channels.map {
-          "\(String(describing: $0.deadline.map { instant(client).duration(to: $0) }))"
+          "\(String(describing: $0.machine.deadline.map { instant(client).duration(to: $0) }))"
         }
         throw failure("\(client.id)'s loop spins at one instant (keys due in \(due)): \(state())")
       }

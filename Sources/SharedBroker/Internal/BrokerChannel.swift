@@ -12,8 +12,6 @@ protocol BrokerChannel: AnyObject, Sendable {
   var isSynced: Bool { get }
   /// The confirmed version, for a `PING`, while in sync.
   var heldVersion: UInt64? { get }
-  /// When the key next wants a tick, if it waits for one.
-  var deadline: ContinuousClock.Instant? { get }
   /// Feeds the key's state machine; observers hear of a changed value.
   func handle(_ event: KeyEvent) -> KeyOutput
   /// Applies the updates received since the last call and tells observers, once: the loop calls

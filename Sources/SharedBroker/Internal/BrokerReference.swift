@@ -66,11 +66,7 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, Brok
     if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {
       return try tracker.updateSnapshot(of: self, live: liveValue, body)
     }
-    let result: R = try lock.withLock {
-      machine.catchUp()
-      SharedChangeTracker.current?.recordOldValue(machine.local, of: self)
-      return try machine.mutate(body)
-    }
+    let result: R = try lock.withLock { try machine.mutate(body) }
     notify()
     client?.writesPending()
     return result
@@ -90,28 +86,23 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, Brok
   var unconfirmedWriteCount: Int { lock.withLock { machine.unconfirmedWriteCount } }
   var isSynced: Bool { lock.withLock { machine.isSynced } }
   var heldVersion: UInt64? { lock.withLock { machine.heldVersion } }
-  var deadline: ContinuousClock.Instant? { lock.withLock { machine.deadline } }
 
   func handle(_ event: KeyEvent) -> KeyOutput {
-    let (output, changed) = lock.withLock { (machine.handle(event), machine.unnotified) }
-    if changed { notify() }
+    let output = lock.withLock { machine.handle(event) }
+    if output.changed { notify() }
     return output
   }
 
   func deliverUpdates() {
-    let changed = lock.withLock {
-      machine.catchUp()
-      return machine.unnotified
-    }
-    if changed { notify() }
+    if lock.withLock({ machine.deliver() }) { notify() }
   }
 
   func markStale() {
     lock.withLock { machine.markStale() }
   }
 
+  /// Tells the observers; the machine reported the change under the lock.
   private func notify() {
-    lock.withLock { machine.notified() }
     notifier.notify { liveValue }
   }
 }

@@ -45,6 +45,9 @@ struct ClientStateMachine {
   private var behind: [KeyVersion] = []
   /// The keys updated in the batch of published messages being read.
   private var updated: OrderedDictionary<String, any BrokerChannel> = [:]
+  /// When each key (by its index in `channels`) next wants a tick, as its last event said: the
+  /// loop asks on every turn, and a key's deadline changes only with its events.
+  private var deadlines: [ContinuousClock.Instant?] = []
 
   init(
     id: String, heartbeat: Duration, missedHeartbeats: Int, logger: Logger,
@@ -65,9 +68,7 @@ struct ClientStateMachine {
     var deadline = lastPing + pingInterval
     // Keys tick only while the connection knows its broker run.
     if connected, brokerInstance != nil {
-      for channel in channels.values {
-        if let due = channel.deadline { deadline = min(deadline, due) }
-      }
+      for case let due? in deadlines { deadline = min(deadline, due) }
     }
     return max(deadline, now)
   }
@@ -81,10 +82,12 @@ struct ClientStateMachine {
   )
     -> Bool
   {
-    let isNew = channels.updateValue(channel, forKey: channel.key) == nil
-    if connected { _ = channel.handle(.connected(at: now)) }
+    let (previous, index) = channels.updateValue(
+      channel, forKey: channel.key, insertingAt: channels.count)
+    if previous == nil { deadlines.append(nil) }
+    if connected { handle(index, .connected(at: now), &actions) }
     updateState(&actions)
-    return isNew
+    return previous == nil
   }
 
   /// Asks for fresh snapshots of `keys` (explicit reloads).
@@ -93,10 +96,8 @@ struct ClientStateMachine {
   ) {
     guard connected, let brokerInstance else { return }
     for key in keys {
-      guard let output = channels[key]?.handle(.reload(at: now, instance: brokerInstance)) else {
-        continue
-      }
-      perform(output, &actions)
+      guard let index = channels.index(forKey: key) else { continue }
+      handle(index, .reload(at: now, instance: brokerInstance), &actions)
     }
     updateState(&actions)
   }
@@ -122,18 +123,16 @@ struct ClientStateMachine {
   mutating func tick(at now: ContinuousClock.Instant, _ actions: inout ClientActions) {
     if !behind.isEmpty, let brokerInstance {
       for held in behind {
-        guard
-          let output = channels[held.key]?.handle(
-            .brokerHolds(version: held.version, at: now, instance: brokerInstance))
-        else { continue }
-        perform(output, &actions)
+        guard let index = channels.index(forKey: held.key) else { continue }
+        handle(
+          index, .brokerHolds(version: held.version, at: now, instance: brokerInstance), &actions)
       }
       behind = []
     }
     if connected, now - lastHeard > heartbeat * missedHeartbeats {
       logger.warning("Broker stopped answering")
       connected = false
-      for channel in channels.values { _ = channel.handle(.disconnected) }
+      for index in channels.values.indices { handle(index, .disconnected, &actions) }
       helloBackoff = Self.firstRetry
       actions.state = .disconnected
     }
@@ -150,18 +149,20 @@ struct ClientStateMachine {
       lastPing = now
     }
     guard connected, let brokerInstance else { return }
-    for channel in channels.values {
-      perform(channel.handle(.tick(at: now, instance: brokerInstance)), &actions)
+    for (index, deadline) in deadlines.enumerated() where deadline.map({ now >= $0 }) ?? false {
+      handle(index, .tick(at: now, instance: brokerInstance), &actions)
     }
   }
 
   /// Sends the writes that may go out.
   mutating func flush(at now: ContinuousClock.Instant, _ actions: inout ClientActions) {
     guard connected else { return }
-    for channel in channels.values where channel.hasUnconfirmedWrites {
-      let output = channel.handle(.flush(id: nextWriteID, at: now, maxValueSize: maxValueSize))
-      if output.usedWriteID { nextWriteID += 1 }
-      perform(output, &actions)
+    for (index, channel) in channels.values.enumerated() where channel.hasUnconfirmedWrites {
+      if handle(index, .flush(id: nextWriteID, at: now, maxValueSize: maxValueSize), &actions)
+        .usedWriteID
+      {
+        nextWriteID += 1
+      }
     }
   }
 
@@ -178,7 +179,7 @@ struct ClientStateMachine {
       guard !connected || instance != brokerInstance else { return }
       brokerInstance = instance
       connected = true
-      for channel in channels.values { _ = channel.handle(.connected(at: now)) }
+      for index in channels.values.indices { handle(index, .connected(at: now), &actions) }
       updateState(&actions)
     case .pong(let instance, let behind):
       if instance != brokerInstance || !connected {
@@ -218,9 +219,9 @@ struct ClientStateMachine {
   ) {
     switch message {
     case .update(let key, _, _, _, _):
-      guard let channel = channels[key] else { return }
-      perform(channel.handle(.received(message, at: now, instance: brokerInstance)), &actions)
-      updated[key] = channel
+      guard let index = channels.index(forKey: key) else { return }
+      handle(index, .received(message, at: now, instance: brokerInstance), &actions)
+      updated[key] = channels.values[index]
     case .synced(let key, _):
       route(message, to: key, at: now, &actions)
     default:
@@ -240,13 +241,20 @@ struct ClientStateMachine {
     _ message: BrokerMessage, to key: String, at now: ContinuousClock.Instant,
     _ actions: inout ClientActions
   ) {
-    guard let channel = channels[key] else { return }
-    perform(channel.handle(.received(message, at: now, instance: brokerInstance)), &actions)
+    guard let index = channels.index(forKey: key) else { return }
+    handle(index, .received(message, at: now, instance: brokerInstance), &actions)
   }
 
-  private func perform(_ output: KeyOutput, _ actions: inout ClientActions) {
+  /// Feeds the key at `index` and keeps what it asks for.
+  @discardableResult
+  private mutating func handle(_ index: Int, _ event: KeyEvent, _ actions: inout ClientActions)
+    -> KeyOutput
+  {
+    let output = channels.values[index].handle(event)
+    deadlines[index] = output.deadline
     if let message = output.send { actions.messages.append(message) }
     if output.progressed { actions.progressed = true }
+    return output
   }
 
   /// Starts the handshake over, as after a lost connection.

@@ -26,15 +26,6 @@ import Foundation
 /// congestion window: it starts at the maximum, falls to 1 on a rejection (the key is
 /// contended), and grows by one with every applied write.
 struct KeyStateMachine<Value: Sendable & Equatable> {
-  enum Phase: Equatable {
-    /// Not connected: nothing is sent.
-    case idle
-    /// `SYNC` goes out at `next`, then at a doubling interval up to the heartbeat.
-    case probing(next: ContinuousClock.Instant, backoff: Duration)
-    /// `GET` or `SEED` went out at `sent`; asked again after a heartbeat.
-    case snapshotting(sent: ContinuousClock.Instant)
-    case synced
-  }
 
   private struct Pending {
     let sequence: UInt64
@@ -59,11 +50,10 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   private let codec: BrokerCodec<Value>
   private let heartbeat: Duration
   private let maxWindow: Int
-  /// Told the local value before it changes while being brought up to date (for the test
-  /// store's exhaustive assertions).
+  /// Told the local value before it changes (for the test store's exhaustive assertions).
   var willChange: (Value) -> Void = { _ in }
 
-  private(set) var phase = Phase.idle
+  private(set) var phase = KeyPhase.idle
   /// The local value: confirmed + pending, once brought up to date (``catchUp()``).
   private(set) var local: Value
   private(set) var loadError: (any Error)?
@@ -135,7 +125,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     case .snapshotting(let sent):
       return sent + heartbeat
     case .synced:
-      return hasUnconfirmedWrites && sent.count < window ?? maxWindow ? retryAfter : nil
+      return retryAfter
     case .idle:
       return nil
     }
@@ -144,13 +134,16 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   // MARK: - Events
 
   /// Applies a mutation of the user's to the local value; it stays pending until confirmed.
+  /// The caller tells the observers afterwards.
   mutating func mutate<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
     catchUp()
+    willChange(local)
     var value = local
     let result = try body(&value)
     local = value
     pending.append(Pending(sequence: nextSequence) { value in _ = try? body(&value) })
     nextSequence += 1
+    unnotified = false
     return result
   }
 
@@ -172,6 +165,9 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
         phase = .probing(next: now + backoff, backoff: backoff)
       case .snapshotting(let sent) where now - sent >= heartbeat:
         output.send = askForState(at: now, instance: instance)
+      case .synced where retryAfter.map { now >= $0 } ?? false:
+        // Writes may go out again (the flush that follows sends them).
+        retryAfter = nil
       default:
         break
       }
@@ -187,7 +183,16 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     case .flush(let id, let now, let maxValueSize):
       output = flush(id: id, at: now, maxValueSize: maxValueSize)
     }
+    output.deadline = deadline
+    output.changed = takeUnnotified()
     return output
+  }
+
+  /// Applies the updates received since the last call (``catchUp()``); returns whether the
+  /// observers must be told.
+  mutating func deliver() -> Bool {
+    catchUp()
+    return takeUnnotified()
   }
 
   /// Decodes the newest confirmed value and rebases the pending mutations on it, if either is
@@ -225,9 +230,10 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     hasSnapshot = false
   }
 
-  /// Observers are about to be told of the local value.
-  mutating func notified() {
-    unnotified = false
+  /// Whether the local value changed without observers being told; they are about to be.
+  private mutating func takeUnnotified() -> Bool {
+    defer { unnotified = false }
+    return unnotified
   }
 
   // MARK: - Messages
@@ -502,4 +508,20 @@ struct KeyOutput {
   var usedWriteID = false
   /// Waiters (for a confirmation, for the sync) may want to look again.
   var progressed = false
+  /// When the key next wants a tick, if it waits for one (only events change it).
+  var deadline: ContinuousClock.Instant?
+  /// The local value changed (or its errors did): the observers must be told.
+  var changed = false
+}
+
+/// Where a key stands with the broker, per connection (outside the generic machine, so that
+/// comparing phases needs no generic metadata).
+enum KeyPhase: Equatable {
+  /// Not connected: nothing is sent.
+  case idle
+  /// `SYNC` goes out at `next`, then at a doubling interval up to the heartbeat.
+  case probing(next: ContinuousClock.Instant, backoff: Duration)
+  /// `GET` or `SEED` went out at `sent`; asked again after a heartbeat.
+  case snapshotting(sent: ContinuousClock.Instant)
+  case synced
 }
