@@ -6,7 +6,7 @@ struct BrokerCodec<Value>: Sendable {
   let encode: @Sendable (Value) throws -> Data
 }
 
-extension BrokerCodec where Value: Codable {
+extension BrokerCodec where Value: Codable & Sendable {
   /// JSON as `JSONEncoder` with `.sortedKeys` writes it, through the fast encoder and decoder.
   static var json: Self {
     let encoder = QuickJSONEncoder()
