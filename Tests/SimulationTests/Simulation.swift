@@ -423,7 +423,7 @@ final class Simulation {
     client.dealerUp = false
     client.dealerEpoch += 1
     // The socket monitor tells the loop; libzmq reconnects by itself.
-    client.machine.connectionLost()
+    client.machine.connectionLost(&client.actions)
     reconnectLater(.dealerConnects(client: client.index))
   }
 

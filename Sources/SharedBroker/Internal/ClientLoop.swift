@@ -157,7 +157,7 @@ final class ClientLoop: @unchecked Sendable {
         // The broker went away, and the next connection may reach another run of it, whose
         // versions mean something else. Until its WELCOME says which run it is, nothing from
         // either socket is taken for the run this client knew (the SUB may reconnect first).
-        machine.connectionLost()
+        machine.connectionLost(&actions)
       case .handshakeSucceeded:
         closedHandshakes = 0
         client.handshakeFailed(nil)

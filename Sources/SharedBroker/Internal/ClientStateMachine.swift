@@ -105,8 +105,9 @@ struct ClientStateMachine {
   // MARK: - The connection
 
   /// The DEALER's connection was lost (it may come back to another broker run).
-  mutating func connectionLost() {
+  mutating func connectionLost(_ actions: inout ClientActions) {
     brokerInstance = nil
+    for index in channels.values.indices { handle(index, .connectionLost, &actions) }
   }
 
   /// A security handshake succeeded. The DEALER drops what is sent before its connection is up,

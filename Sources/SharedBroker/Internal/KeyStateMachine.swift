@@ -151,10 +151,13 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     var output = KeyOutput()
     switch event {
     case .connected(let now):
-      // Answers to questions asked on the old connection never come.
-      (questions, staleAnswers) = (0, 0)
       phase = .probing(next: now, backoff: Self.firstRetry)
     case .disconnected:
+      // A handshake again, or heartbeats missed, on what may still be the same connection:
+      // answers to the questions asked on it may still come, and are still counted.
+      phase = .idle
+    case .connectionLost:
+      // Answers to questions asked on the lost connection never come.
       (questions, staleAnswers) = (0, 0)
       phase = .idle
     case .tick(let now, let instance):
@@ -252,7 +255,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
       // again after a timeout, and answered late) may predate writes sent since; taking it would
       // drop their mutations from the in-flight set and apply them a second time after the
       // broker has. Answers come in the order of the questions, so the earlier ones are counted.
-      guard staleAnswers == 0 else {
+      guard staleAnswers <= 0 else {
         staleAnswers -= 1
         break
       }
@@ -260,7 +263,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
       take(version: version, lastWrite: lastWrite, value: value, writes: writes, instance: instance)
       phase = .synced
       hasSnapshot = true
-      staleAnswers = questions - 1
+      staleAnswers = max(0, questions - 1)
       questions = 0
       output.progressed = true
     case .error(_, _, _, 0):
@@ -484,8 +487,10 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
 enum KeyEvent {
   /// A connection to the broker is up (again): start over with `SYNC`.
   case connected(at: ContinuousClock.Instant)
-  /// The connection is gone: wait for the next one.
+  /// The connection is down, or answers as another broker run: wait for the next handshake.
   case disconnected
+  /// The DEALER's connection was lost: nothing asked on it will be answered.
+  case connectionLost
   /// Time passed.
   case tick(at: ContinuousClock.Instant, instance: String)
   /// A reply or a published message about this key, from the broker run `instance` (`nil`
