@@ -104,8 +104,10 @@ final class BrokerStore {
   /// The last write id of each client whose write made a version after `base`.
   private static func writes(_ recent: [Applied]?, after base: UInt64) -> [String: UInt64] {
     var writes: [String: UInt64] = [:]
-    for applied in recent ?? [] where applied.version > base {
-      writes[applied.client] = max(writes[applied.client] ?? 0, applied.write)
+    // Newest first, so a REJECT (a recent base) stops after a few.
+    for applied in (recent ?? []).reversed() {
+      guard applied.version > base else { break }
+      if writes[applied.client] == nil { writes[applied.client] = applied.write }
     }
     return writes
   }
@@ -150,12 +152,7 @@ final class BrokerStore {
     entry.value = value
     entry.lastClient = nil
     entry.instance = instance
-    Self.remember(
-      writes.sorted { $0.key < $1.key }.map {
-        Applied(version: entry.version, client: $0.key, write: $0.value)
-      },
-      in: &entry.recent
-    )
+    Self.remember(writes, madeVersion: entry.version, in: &entry.recent)
     try append(
       LogRecord(
         key: key, version: entry.version, client: client, write: 0, value: value,
@@ -200,16 +197,26 @@ final class BrokerStore {
     entries.values[index].lastClient = client
     entries.values[index].instance = instance
     Self.remember(
-      [Applied(version: version + 1, client: client, write: write)],
+      CollectionOfOne(Applied(version: version + 1, client: client, write: write)),
       in: &entries.values[index].recent)
     return .applied(version: version + 1)
   }
 
   /// Appends to a key's recent writes, trimming them in batches (a trim moves the array).
-  private static func remember(_ applied: [Applied], in recent: inout [Applied]?) {
+  private static func remember(_ applied: some Collection<Applied>, in recent: inout [Applied]?) {
     if recent == nil { recent = [] }
     recent!.append(contentsOf: applied)
     if recent!.count > 2 * recentWrites { recent!.removeFirst(recent!.count - recentWrites) }
+  }
+
+  /// Remembers a copy's write records as the writes in the version that adopting it made.
+  private static func remember(
+    _ writes: [String: UInt64], madeVersion version: UInt64, in recent: inout [Applied]?
+  ) {
+    let applied = writes.sorted { $0.key < $1.key }.map {
+      Applied(version: version, client: $0.key, write: $0.value)
+    }
+    remember(applied, in: &recent)
   }
 
   // MARK: - Persistence
@@ -264,17 +271,13 @@ final class BrokerStore {
       if let writes = record.writes {
         entry.lastWrites.merge(writes, uniquingKeysWith: max)
         entry.lastClient = nil
-        Self.remember(
-          writes.sorted { $0.key < $1.key }.map {
-            Applied(version: record.version, client: $0.key, write: $0.value)
-          },
-          in: &entry.recent
-        )
+        Self.remember(writes, madeVersion: record.version, in: &entry.recent)
       } else {
         entry.lastWrites[record.client] = max(entry.lastWrites[record.client] ?? 0, record.write)
         entry.lastClient = record.client
         Self.remember(
-          [Applied(version: record.version, client: record.client, write: record.write)],
+          CollectionOfOne(
+            Applied(version: record.version, client: record.client, write: record.write)),
           in: &entry.recent)
       }
       entries[record.key] = entry
