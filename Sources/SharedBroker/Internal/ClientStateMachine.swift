@@ -13,8 +13,9 @@ internal import OrderedCollections
 /// answers again. A broker that answers as another run (`PONG` with another instance, or
 /// `ERROR hello`) gets a new `HELLO`, after which every key resyncs from the start.
 struct ClientStateMachine {
-  /// The first retry of HELLO. On loopback a new connection is usually up within a millisecond
-  /// or two, so the retries start short and double up to the heartbeat interval.
+  /// The first retry of HELLO and of a key's SYNC. On loopback a new connection, or a
+  /// subscription, is usually in effect within a millisecond or two, so the retries start short
+  /// and double up to the heartbeat interval.
   static var firstRetry: Duration { .microseconds(250) }
 
   /// This client's id.
@@ -25,7 +26,7 @@ struct ClientStateMachine {
 
   /// In the order the keys were added, so the same events make the same messages (the
   /// simulation replays a seed exactly).
-  private(set) var channels: OrderedDictionary<String, any BrokerChannel> = [:]
+  private var channels: OrderedDictionary<String, any BrokerChannel> = [:]
   private(set) var connected = false
   /// The broker run the connection talks to; `nil` while unknown (before a `WELCOME`, or after
   /// the connection dropped: the next one may reach another run, whose versions mean something
@@ -43,8 +44,8 @@ struct ClientStateMachine {
   /// Keys the last PONG said the broker holds at another version, checked at the next tick,
   /// once the updates read meanwhile are applied.
   private var behind: [KeyVersion] = []
-  /// The keys updated in the batch of published messages being read.
-  private var updated: OrderedDictionary<String, any BrokerChannel> = [:]
+  /// The keys (by index) updated in the batch of published messages being read.
+  private var updated: OrderedSet<Int> = []
   /// When each key (by its index in `channels`) next wants a tick, as its last event said: the
   /// loop asks on every turn, and a key's deadline changes only with its events.
   private var deadlines: [ContinuousClock.Instant?] = []
@@ -222,7 +223,7 @@ struct ClientStateMachine {
     case .update(let key, _, _, _, _):
       guard let index = channels.index(forKey: key) else { return }
       handle(index, .received(message, at: now, instance: brokerInstance), &actions)
-      updated[key] = channels.values[index]
+      updated.append(index)
     case .synced(let key, _):
       route(message, to: key, at: now, &actions)
     default:
@@ -233,7 +234,7 @@ struct ClientStateMachine {
   /// The batch of published messages read is over.
   mutating func finishBatch(_ actions: inout ClientActions) {
     guard !updated.isEmpty else { return }
-    for channel in updated.values { channel.deliverUpdates() }
+    for index in updated { channels.values[index].deliverUpdates() }
     updated.removeAll(keepingCapacity: true)
     actions.progressed = true
   }

@@ -40,10 +40,6 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     let version: UInt64
   }
 
-  /// The first retry of SYNC. On loopback a subscription is usually in effect within a
-  /// millisecond or two, so the retries start short and double up to the heartbeat interval.
-  static var firstRetry: Duration { .microseconds(250) }
-
   let key: String
   /// This client's id, which tells its own writes from others' on the PUB stream.
   private let clientID: String
@@ -61,7 +57,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   /// A snapshot arrived, and no reload was asked for since.
   private(set) var hasSnapshot = false
   /// `local` changed (while being brought up to date) without observers being told.
-  private(set) var unnotified = false
+  private var unnotified = false
 
   /// The last value the broker confirmed (once brought up to date).
   private(set) var confirmed: Value
@@ -151,7 +147,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     var output = KeyOutput()
     switch event {
     case .connected(let now):
-      phase = .probing(next: now, backoff: Self.firstRetry)
+      phase = .probing(next: now, backoff: ClientStateMachine.firstRetry)
     case .disconnected:
       // A handshake again, or heartbeats missed, on what may still be the same connection:
       // answers to the questions asked on it may still come, and are still counted.
@@ -255,7 +251,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
       // again after a timeout, and answered late) may predate writes sent since; taking it would
       // drop their mutations from the in-flight set and apply them a second time after the
       // broker has. Answers come in the order of the questions, so the earlier ones are counted.
-      guard staleAnswers <= 0 else {
+      if staleAnswers > 0 {
         staleAnswers -= 1
         break
       }
@@ -290,13 +286,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
       // a restart); all of it is retried after a heartbeat.
       sent = []
       retryAfter = now + heartbeat
-      if code != .seeding {
-        let news = saveError == nil
-        saveError = BrokerError(
-          .refused(code), key: key, "The broker refused the write (\(code.rawValue)): \(text)"
-        )
-        if news { unnotified = true }
-      }
+      if code != .seeding { refused(code, text) }
       output.progressed = true
     case .update(_, let version, let writer, let write, let value):
       output.send = update(
@@ -403,10 +393,9 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     do {
       data = try codec.encode(local)
     } catch {
-      let news = saveError == nil
-      saveError = BrokerError(
-        .unencodableValue, key: key, "The value of \"\(key)\" cannot be encoded: \(error)")
-      if news { unnotified = true }
+      failed(
+        BrokerError(
+          .unencodableValue, key: key, "The value of \"\(key)\" cannot be encoded: \(error)"))
       retryAfter = now + heartbeat
       return output
     }
@@ -415,13 +404,8 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     if let maxValueSize, data.count > maxValueSize {
       // What the broker would answer, without the round trip; retried like its answer.
       retryAfter = now + heartbeat
-      let news = saveError == nil
-      saveError = BrokerError(
-        .refused(.tooLarge), key: key,
-        "The broker refused the write (too-large): value of \(data.count) bytes exceeds the broker's "
-          + "limit of \(maxValueSize)"
-      )
-      if news { unnotified = true }
+      refused(
+        .tooLarge, "value of \(data.count) bytes exceeds the broker's limit of \(maxValueSize)")
       return output
     }
     let previous = sent.last
@@ -430,6 +414,19 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     output.send = .write(
       client: clientID, write: id, key: key, base: base, value: data, after: previous?.id)
     return output
+  }
+
+  /// The broker refused the writes in flight (or would have); they stay pending.
+  private mutating func refused(_ code: BrokerErrorCode, _ text: String) {
+    failed(
+      BrokerError(
+        .refused(code), key: key, "The broker refused the write (\(code.rawValue)): \(text)"))
+  }
+
+  /// Sets the save error; its coming is news to observers, who show it next to the value.
+  private mutating func failed(_ error: BrokerError) {
+    if saveError == nil { unnotified = true }
+    saveError = error
   }
 
   /// The broker applied our write `write` as `version`: its value becomes the confirmed one,
