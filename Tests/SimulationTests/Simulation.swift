@@ -146,7 +146,7 @@ final class Simulation {
   // MARK: - Running
 
   func run() throws -> Outcome {
-    startBroker(withData: usesData, cutLog: false)
+    try startBroker(withData: usesData, cutLog: false)
     for _ in 0..<Int.random(in: 2...4, using: &random) { spawn() }
     schedule(after: faultEvery, .fault)
     schedule(at: activeFor, .check)
@@ -245,7 +245,7 @@ final class Simulation {
     case .brokerStarts(let withData, let cutLog):
       // The end of the faults may have started it already.
       guard core == nil else { return }
-      startBroker(withData: withData, cutLog: cutLog)
+      try startBroker(withData: withData, cutLog: cutLog)
       try declareLosses()
     case .spawn:
       pendingSpawns -= 1
@@ -383,12 +383,12 @@ final class Simulation {
     }
   }
 
-  private func startBroker(withData: Bool, cutLog: Bool) {
+  private func startBroker(withData: Bool, cutLog: Bool) throws {
     brokerRun += 1
     let instance = String(format: "%017d-sim", brokerRun)
     if cutLog { cutLogShort() }
     // The store is in memory, or in a directory that outlives the runs that use it.
-    let store = try! BrokerStore(directory: withData ? dataDirectory : nil, instance: instance)
+    let store = try BrokerStore(directory: withData ? dataDirectory : nil, instance: instance)
     core = BrokerCore(
       instance: instance, store: store,
       configuration: BrokerConfiguration(seedWindow: Self.seedWindow),
@@ -527,7 +527,7 @@ final class Simulation {
       faultsActive = false
       note { "faults stop" }
       if core == nil {
-        startBroker(withData: usesData, cutLog: false)
+        try startBroker(withData: usesData, cutLog: false)
         try declareLosses()
       }
     }
