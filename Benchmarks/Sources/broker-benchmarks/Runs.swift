@@ -45,6 +45,15 @@ struct Runs {
     }
   }
 
+  /// Starts `count` reader processes of `mode` on `endpoint`, each waiting for `target`.
+  private func startReaders(_ mode: Mode, _ count: Int, at endpoint: String, target: Int) throws
+    -> [Child]
+  {
+    try (0..<count).map { _ in
+      try Child(selfPath, ["reader", mode.rawValue, endpoint, String(target)])
+    }
+  }
+
   /// Starts the path for `mode`, `readers` reader processes, and hands the writer to `write`.
   func withPath(
     _ mode: Mode, readers: Int, target: Int,
@@ -54,9 +63,7 @@ struct Runs {
     case .mirror:
       let broker = try BrokerProcess(bin: bin)
       defer { broker.stop() }
-      let children = try (0..<readers).map { _ in
-        try Child(selfPath, ["reader", "mirror", broker.router, String(target)])
-      }
+      let children = try startReaders(.mirror, readers, at: broker.router, target: target)
       for child in children { try child.wait(for: "ready") }
       let client = BrokerClient(endpoint: broker.router, logger: logger)
       defer { client.close() }
@@ -85,9 +92,7 @@ struct Runs {
     case .raw:
       let forwarder = try RawForwarder()
       defer { forwarder.stop() }
-      let children = try (0..<readers).map { _ in
-        try Child(selfPath, ["reader", "raw", forwarder.publisher, String(target)])
-      }
+      let children = try startReaders(.raw, readers, at: forwarder.publisher, target: target)
       let writer = try RawWriter(endpoint: forwarder.router)
       defer { writer.close() }
       // Warm-up messages (count 0) until every subscription is active.
@@ -166,19 +171,15 @@ struct Runs {
     case .mirror:
       let broker = try BrokerProcess(bin: bin)
       defer { broker.stop() }
-      let children = try (0..<readers).map { _ in
-        try Child(selfPath, ["reader", "mirror", broker.router, String(writes)])
-      }
+      let children = try startReaders(.mirror, readers, at: broker.router, target: writes)
       for child in children { try child.wait(for: "ready") }
       let context = try Context()
       defer { context.terminate() }
-      let writer = try Socket(context: context, type: .dealer)
+      let writer = try broker.dealer(in: context, client: "bench-writer") { writer in
+        try writer.set(.sendHighWaterMark, 1_000_000)
+        try writer.set(.receiveTimeout, 10_000)
+      }
       defer { writer.close() }
-      try writer.set(.sendHighWaterMark, 1_000_000)
-      try writer.set(.receiveTimeout, 10_000)
-      try writer.connect(broker.router)
-      try writer.send(BrokerMessage.hello(client: "bench-writer").frames)
-      _ = try writer.receive()
       func record(_ frames: [Data]) throws {
         guard case .ack(_, let write, _) = try BrokerMessage(frames: frames) else {
           throw BenchmarkError("a pipelined write was not applied: \(frames)")
@@ -199,9 +200,7 @@ struct Runs {
     case .raw:
       let forwarder = try RawForwarder(acknowledges: true)
       defer { forwarder.stop() }
-      let children = try (0..<readers).map { _ in
-        try Child(selfPath, ["reader", "raw", forwarder.publisher, String(writes)])
-      }
+      let children = try startReaders(.raw, readers, at: forwarder.publisher, target: writes)
       let writer = try RawWriter(endpoint: forwarder.router)
       defer { writer.close() }
       while !children.allSatisfy({ $0.output.contains("ready") }) {
@@ -279,13 +278,11 @@ struct Runs {
     defer { broker.stop() }
     let context = try Context()
     defer { context.terminate() }
-    let loader = try Socket(context: context, type: .dealer)
+    let loader = try broker.dealer(in: context, client: "loader") { loader in
+      try loader.set(.sendHighWaterMark, 0)
+      try loader.set(.receiveHighWaterMark, 0)
+    }
     defer { loader.close() }
-    try loader.set(.sendHighWaterMark, 0)
-    try loader.set(.receiveHighWaterMark, 0)
-    try loader.connect(broker.router)
-    try loader.send(BrokerMessage.hello(client: "loader").frames)
-    _ = try loader.receive()
     for key in 0..<keys {
       try loader.send(
         BrokerMessage.write(
@@ -298,11 +295,7 @@ struct Runs {
 
     var sockets: [Socket] = []
     for index in 0..<clients {
-      let dealer = try Socket(context: context, type: .dealer)
-      try dealer.connect(broker.router)
-      try dealer.send(BrokerMessage.hello(client: "idle-\(index)").frames)
-      _ = try dealer.receive()
-      sockets.append(dealer)
+      sockets.append(try broker.dealer(in: context, client: "idle-\(index)"))
     }
     defer { for socket in sockets { socket.close() } }
     let kilobytes = broker.residentKilobytes
@@ -342,11 +335,8 @@ struct Runs {
     defer { broker.stop() }
     let context = try Context()
     defer { context.terminate() }
-    let dealer = try Socket(context: context, type: .dealer)
+    let dealer = try broker.dealer(in: context, client: "durable")
     defer { dealer.close() }
-    try dealer.connect(broker.router)
-    try dealer.send(BrokerMessage.hello(client: "durable").frames)
-    _ = try dealer.receive()
     let start = now()
     for write in 1...writes {
       try dealer.send(

@@ -127,17 +127,28 @@ final class BrokerProcess {
     return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
   }
 
+  /// A DEALER that speaks the wire protocol itself, connected and past `HELLO` as `client`.
+  /// `options` are set before it connects (libzmq copies them at `connect`).
+  func dealer(
+    in context: Context, client: String, options: (Socket) throws -> Void = { _ in }
+  ) throws -> Socket {
+    let dealer = try Socket(context: context, type: .dealer)
+    try options(dealer)
+    try dealer.connect(router)
+    try dealer.send(BrokerMessage.hello(client: client).frames)
+    _ = try dealer.receive()
+    return dealer
+  }
+
   /// The version the broker holds for `key`: how many writes it applied to it, since each applied
   /// write adds one.
   func version(of key: String) throws -> UInt64 {
     let context = try Context()
     defer { context.terminate() }
-    let probe = try Socket(context: context, type: .dealer)
+    let probe = try dealer(in: context, client: "bench-probe") {
+      try $0.set(.receiveTimeout, 5_000)
+    }
     defer { probe.close() }
-    try probe.set(.receiveTimeout, 5_000)
-    try probe.connect(router)
-    try probe.send(BrokerMessage.hello(client: "bench-probe").frames)
-    _ = try probe.receive()
     try probe.send(BrokerMessage.get(client: "bench-probe", key: key).frames)
     guard let frames = try probe.receive(),
       case .snapshot(_, let version, _, _, _) = try BrokerMessage(frames: frames)
