@@ -8,6 +8,8 @@ let settings: [SwiftSetting] = [
   .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+import CompilerPluginSupport
+
 let package = Package(
   name: "SharedMirror",
   platforms: [.macOS(.v14)],
@@ -43,6 +45,9 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+    // swift-case-paths and swift-dependencies already build it for their own macros.
+    .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
+    .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
   ],
   targets: [
     .target(
@@ -56,9 +61,21 @@ let package = Package(
       ],
       swiftSettings: settings
     ),
+    .macro(
+      name: "ComposableMacros",
+      dependencies: [
+        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+      ],
+      swiftSettings: settings
+    ),
     .target(
       name: "Composable",
       dependencies: [
+        "ComposableMacros",
         "Sharing",
         .product(name: "CasePaths", package: "swift-case-paths"),
         .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
@@ -222,6 +239,14 @@ let package = Package(
         "Composable",
         .product(name: "Clocks", package: "swift-clocks"),
         .product(name: "DependenciesTestSupport", package: "swift-dependencies"),
+      ],
+      swiftSettings: settings
+    ),
+    .testTarget(
+      name: "ComposableMacrosTests",
+      dependencies: [
+        "ComposableMacros",
+        .product(name: "MacroTesting", package: "swift-macro-testing"),
       ],
       swiftSettings: settings
     ),

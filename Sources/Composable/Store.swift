@@ -1,5 +1,6 @@
 public import CasePaths
 public import Dependencies
+internal import Observation
 
 /// The runtime of a feature: holds its state, runs its reducer for each action, and executes the
 /// effects the reducer returns.
@@ -21,6 +22,8 @@ public final class Store<State, Action> {
   private let sendAction: @MainActor (Action) -> EffectHandle?
   private let addObserver: @MainActor (@escaping @MainActor () -> Void) -> Int
   private let removeObserver: @MainActor (Int) -> Void
+  private let _$observationRegistrar = ObservationRegistrar()
+  private var identityObserver: Int?
 
   /// Creates a store for a reducer.
   ///
@@ -53,6 +56,7 @@ public final class Store<State, Action> {
     sendAction = { root.send($0) }
     addObserver = { root.addObserver($0) }
     removeObserver = { root.removeObserver($0) }
+    observeIdentity()
   }
 
   private init(
@@ -67,14 +71,40 @@ public final class Store<State, Action> {
     self.sendAction = sendAction
     self.addObserver = addObserver
     self.removeObserver = removeObserver
+    observeIdentity()
   }
 
-  /// The current state.
-  public var state: State { readState() }
+  isolated deinit {
+    if let identityObserver { removeObserver(identityObserver) }
+  }
+
+  /// Tells Observation that `state` changed when an action or an outside change gave the state
+  /// another identity. Changes within the same ``ObservableState`` value reach observers
+  /// through its own tracked properties; a state that is not observable changes on every send.
+  private func observeIdentity() {
+    let identity = Self.identityReader()
+    var last = identity?(readState())
+    identityObserver = addObserver { [weak self] in
+      guard let self else { return }
+      if let identity {
+        let id = identity(readState())
+        guard id != last else { return }
+        last = id
+      }
+      _$observationRegistrar.withMutation(of: self, keyPath: \.state) {}
+    }
+  }
+
+  /// The current state. Reading it inside ``observe(_:)`` tracks it, and with
+  /// ``ObservableState()`` state only the properties read.
+  public var state: State {
+    _$observationRegistrar.access(self, keyPath: \.state)
+    return readState()
+  }
 
   /// Reads a property of the current state: `store.count`.
   public subscript<Value>(dynamicMember keyPath: KeyPath<State, Value>) -> Value {
-    readState()[keyPath: keyPath]
+    state[keyPath: keyPath]
   }
 
   /// Sends an action: the reducer runs now and the effects it returns start.
@@ -104,6 +134,36 @@ public final class Store<State, Action> {
     return Store<ChildState, ChildAction>(
       root: root,
       readState: { readState()[keyPath: toChildState] },
+      sendAction: { sendAction(embed.embed($0)) },
+      addObserver: addObserver,
+      removeObserver: removeObserver
+    )
+  }
+
+  /// Derives a store for optional child state, such as a presented feature:
+  /// `store.scope(state: \.destination?.detail, action: \.destination.detail)`.
+  ///
+  /// Once the child state is gone, the child store keeps showing its last value, and actions
+  /// sent to it reach the parent's reducer, which reports them.
+  ///
+  /// - Parameters:
+  ///   - toChildState: A key path to the optional child state.
+  ///   - toChildAction: A case key path to the child's actions.
+  /// - Returns: A child store, or `nil` when there is no child state now.
+  public func scope<ChildState, ChildAction>(
+    state toChildState: KeyPath<State, ChildState?>,
+    action toChildAction: CaseKeyPath<Action, ChildAction>
+  ) -> Store<ChildState, ChildAction>? where Action: CasePathable {
+    guard var last = readState()[keyPath: toChildState] else { return nil }
+    let readState = self.readState
+    let sendAction = self.sendAction
+    let embed = CasePathCache.casePath(toChildAction)
+    return Store<ChildState, ChildAction>(
+      root: root,
+      readState: {
+        if let current = readState()[keyPath: toChildState] { last = current }
+        return last
+      },
       sendAction: { sendAction(embed.embed($0)) },
       addObserver: addObserver,
       removeObserver: removeObserver

@@ -34,12 +34,16 @@ public struct Shared<Value: Sendable>: Sendable {
     self.init(reference: ValueReference(value: value))
   }
 
-  /// The property-wrapper form of ``init(value:)``: `@Shared var count: Int` initialised with a
-  /// plain value.
+  /// Shares a value that is not persisted: `self._count = Shared(count)` in a custom
+  /// initializer, as in TCA.
   ///
-  /// - Parameter wrappedValue: The initial value.
-  public init(wrappedValue: Value) {
-    self.init(value: wrappedValue)
+  /// There is deliberately no `init(wrappedValue:)` without a key: with one, the memberwise
+  /// initializer of a state holding `@Shared var count: Int` would take an `Int`, and
+  /// `Child.State(count: state.$count)` would not compile.
+  ///
+  /// - Parameter value: The initial value.
+  public init(_ value: Value) {
+    self.init(value: value)
   }
 
   /// Adopts another shared reference: `self._count = count` in a custom initializer.
@@ -78,9 +82,14 @@ public struct Shared<Value: Sendable>: Sendable {
     self.init(wrappedValue: key.defaultValue(), key.base)
   }
 
-  /// The current value. Setting it is one atomic write.
+  /// The current value. Setting it is one atomic write. Reading it inside Swift's
+  /// `withObservationTracking` (or Composable's `observe`) tracks every later change, from this
+  /// process or, for a mirrored key, from another.
   public var wrappedValue: Value {
-    get { reference.value }
+    get {
+      reference.access()
+      return reference.value
+    }
     nonmutating set { reference.withLock { $0 = newValue } }
   }
 

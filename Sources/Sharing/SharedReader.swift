@@ -57,7 +57,10 @@ public struct SharedReader<Value: Sendable>: Sendable {
   }
 
   /// The current value.
-  public var wrappedValue: Value { reference.value }
+  public var wrappedValue: Value {
+    reference.access()
+    return reference.value
+  }
 
   /// The reader itself, to pass to a child.
   public var projectedValue: Self {

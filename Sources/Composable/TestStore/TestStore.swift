@@ -137,6 +137,52 @@ public final class TestStore<State: Equatable, Action> {
     return TestStoreTask(handle: handle, location: here)
   }
 
+  /// Sends the action of a case without a value, by case key path:
+  /// `await store.send(\.destination.form.task)`.
+  ///
+  /// - Parameters:
+  ///   - actionCase: The case to send.
+  ///   - updateStateToExpectedResult: Mutates the previous state into the expected one.
+  /// - Returns: A task for the effects started by the action.
+  @discardableResult
+  public func send(
+    _ actionCase: CaseKeyPath<Action, Void>,
+    assert updateStateToExpectedResult: ((inout State) throws -> Void)? = nil,
+    fileID: StaticString = #fileID,
+    filePath: StaticString = #filePath,
+    line: UInt = #line,
+    column: UInt = #column
+  ) async -> TestStoreTask where Action: CasePathable {
+    await send(
+      actionCase(), assert: updateStateToExpectedResult,
+      fileID: fileID, filePath: filePath, line: line, column: column
+    )
+  }
+
+  /// Sends the action of a case carrying `value`, by case key path:
+  /// `await store.send(\.destination.form.nameChanged, "Milk")`.
+  ///
+  /// - Parameters:
+  ///   - actionCase: The case to send.
+  ///   - value: Its associated value.
+  ///   - updateStateToExpectedResult: Mutates the previous state into the expected one.
+  /// - Returns: A task for the effects started by the action.
+  @discardableResult
+  public func send<Value>(
+    _ actionCase: CaseKeyPath<Action, Value>,
+    _ value: Value,
+    assert updateStateToExpectedResult: ((inout State) throws -> Void)? = nil,
+    fileID: StaticString = #fileID,
+    filePath: StaticString = #filePath,
+    line: UInt = #line,
+    column: UInt = #column
+  ) async -> TestStoreTask where Action: CasePathable {
+    await send(
+      actionCase(value), assert: updateStateToExpectedResult,
+      fileID: fileID, filePath: filePath, line: line, column: column
+    )
+  }
+
   // MARK: - Receiving
 
   /// Asserts that an effect sent an action matching `isMatching`, and how it changed the state.

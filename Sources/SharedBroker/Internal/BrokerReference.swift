@@ -52,6 +52,10 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, Brok
       return machine.local
     }
   }
+  func access() {
+    notifier.access()
+  }
+
   var isLoading: Bool { lock.withLock { !machine.hasSnapshot } }
   var loadError: (any Error)? {
     lock.withLock {

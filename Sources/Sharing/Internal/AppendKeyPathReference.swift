@@ -16,6 +16,7 @@ final class AppendKeyPathReference<Root: Sendable, Value: Sendable>: MutableRefe
 
   var value: Value { base.value[keyPath: keyPath] }
   var liveValue: Value { base.liveValue[keyPath: keyPath] }
+  func access() { base.access() }
   var isLoading: Bool { base.isLoading }
   var loadError: (any Error)? { base.loadError }
   var saveError: (any Error)? { base.saveError }

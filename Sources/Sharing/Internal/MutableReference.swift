@@ -12,6 +12,8 @@ package protocol MutableReference<Value>: AnyObject, Sendable, CustomStringConve
   var value: Value { get }
   /// The live value, ignoring test snapshots.
   var liveValue: Value { get }
+  /// Reports a read to Swift's Observation, so whoever tracks it hears of the next change.
+  func access()
   /// Mutates the value atomically, then notifies observers and persists.
   ///
   /// The mutation escapes: a reference mirrored by a broker keeps it to re-apply on top of

@@ -1,11 +1,15 @@
 import Foundation
 internal import IssueReporting
+internal import Observation
 package import OpenCombine
 
 /// Delivers a reference's changes: to its publisher's subscribers and to every store that may
 /// hold it. A runaway chain of nested re-writes (an observer writing the value it was told
 /// about, again and again) is reported and cut instead of recursing until the stack overflows.
-package final class ReferenceNotifier<Value>: @unchecked Sendable {
+///
+/// It is also what Swift's Observation tracks for the reference: a read of the value registers
+/// ``changes``, and every notification changes it.
+package final class ReferenceNotifier<Value>: @unchecked Sendable, Observable {
   /// Nested notifications deeper than this are a feedback loop.
   package static var maxDepth: Int { 64 }
 
@@ -13,10 +17,19 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
   private let lock = NSRecursiveLock()
   private var depth = 0
   private let description: @Sendable () -> String
+  private let registrar = ObservationRegistrar()
 
   package init(initialValue: Value, description: @escaping @Sendable () -> String) {
     subject = CurrentValueSubject(initialValue)
     self.description = description
+  }
+
+  /// What Observation tracks: it changes with every notification.
+  package var changes: Void { () }
+
+  /// Reports a read of the value to whoever is tracking.
+  package func access() {
+    registrar.access(self, keyPath: \.changes)
   }
 
   /// The current value, then every change.
@@ -44,6 +57,7 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
       }
       return
     }
+    registrar.withMutation(of: self, keyPath: \.changes) {}
     subject.send(latest())
     SharedChangeSubscription.notifyAll()
   }

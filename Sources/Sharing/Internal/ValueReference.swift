@@ -60,6 +60,10 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
     lock.withLock { current }
   }
 
+  func access() {
+    notifier.access()
+  }
+
   var isLoading: Bool { lock.withLock { loading } }
   var loadError: (any Error)? { lock.withLock { lastLoadError } }
   var saveError: (any Error)? { lock.withLock { lastSaveError } }

@@ -1,0 +1,144 @@
+import Composable
+import ConcurrencyExtras
+import Observation
+import TestSupport
+import Testing
+
+@MainActor
+@Suite(.mainSerialExecutor) struct ObservationTests {
+  /// Whether `action` changes anything `read` reads, as Swift's Observation sees it (its
+  /// `onChange` runs synchronously, so this needs no waiting).
+  private func changes(
+    _ store: StoreOf<Profile>, reading read: @escaping @MainActor () -> Void,
+    when action: Profile.Action
+  ) -> Bool {
+    let changed = LockIsolated(false)
+    withObservationTracking(read) { changed.setValue(true) }
+    store.send(action)
+    return changed.value
+  }
+
+  @Test func aViewHearsOnlyOfThePropertiesItRead() {
+    let store = Store(initialState: Profile.State()) { Profile() }
+    let renamed = changes(store, reading: { _ = store.visits }, when: .rename("Blob"))
+    let visited = changes(store, reading: { _ = store.visits }, when: .visit)
+    let renamedAgain = changes(store, reading: { _ = store.name }, when: .rename("Blob Jr."))
+    #expect(!renamed)
+    #expect(visited)
+    #expect(renamedAgain)
+  }
+
+  @Test func writingAnEqualValueTellsNobody() {
+    let store = Store(initialState: Profile.State()) { Profile() }
+    store.send(.rename("Blob"))
+    let renamed = changes(store, reading: { _ = store.name }, when: .rename("Blob"))
+    #expect(!renamed)
+  }
+
+  @Test func aChildsPropertiesAreTrackedOneByOne() {
+    let store = Store(initialState: Profile.State()) { Profile() }
+    let relabelled = changes(
+      store, reading: { _ = store.badge.taps }, when: .badge(.relabel("VIP")))
+    let tapped = changes(store, reading: { _ = store.badge.taps }, when: .badge(.tap))
+    let labelTapped = changes(store, reading: { _ = store.badge.label }, when: .badge(.tap))
+    #expect(!relabelled)
+    #expect(tapped)
+    #expect(!labelTapped)
+  }
+
+  @Test func replacingAChildTellsItsReaders() {
+    let store = Store(initialState: Profile.State()) { Profile() }
+    store.send(.badge(.tap))
+    let replaced = changes(store, reading: { _ = store.badge.taps }, when: .newBadge)
+    #expect(replaced)
+  }
+
+  @Test func anIgnoredPropertyTellsNobody() {
+    let store = Store(initialState: Profile.State()) { Profile() }
+    let scribbled = changes(store, reading: { _ = store.scratch }, when: .scribble)
+    #expect(!scribbled)
+  }
+
+  @Test func aSharedValueChangedOutsideTheStoreTellsItsReaders() {
+    let total = Shared(0)
+    let store = Store(initialState: Profile.State(total: total)) { Profile() }
+    let changed = LockIsolated(false)
+    withObservationTracking {
+      _ = store.total
+    } onChange: {
+      changed.setValue(true)
+    }
+    total.withLock { $0 += 1 }
+    #expect(changed.value)
+    #expect(store.total == 1)
+  }
+
+  @Test func aScopedStoreTracksItsChildState() {
+    let store = Store(initialState: Profile.State()) { Profile() }
+    let badge = store.scope(state: \.badge, action: \.badge)
+    let changed = LockIsolated(false)
+    withObservationTracking {
+      _ = badge.taps
+    } onChange: {
+      changed.setValue(true)
+    }
+    badge.send(.tap)
+    #expect(changed.value)
+  }
+
+  @Test func stateThatIsNotObservableChangesOnEverySend() {
+    let store = Store(initialState: Counter.State()) { Counter() }
+    let changed = LockIsolated(false)
+    withObservationTracking {
+      _ = store.count
+    } onChange: {
+      changed.setValue(true)
+    }
+    store.send(.log("unrelated"))
+    #expect(changed.value)
+  }
+
+  @Test func observeRendersAgainOnceForEachBatchOfChanges() async {
+    let store = Store(initialState: Profile.State()) { Profile() }
+    let renders = LockIsolated<[Int]>([])
+    let token = observe {
+      let visits = store.visits
+      renders.withValue { $0.append(visits) }
+    }
+    #expect(renders.value == [0])
+    store.send(.visit)
+    store.send(.visit)
+    await Task.megaYield()
+    #expect(renders.value == [0, 2])
+    store.send(.rename("Blob"))
+    await Task.megaYield()
+    #expect(renders.value == [0, 2])
+    token.cancel()
+    store.send(.visit)
+    await Task.megaYield()
+    #expect(renders.value == [0, 2])
+  }
+
+  @Test func aViewStorePublishesDistinctViewStates() {
+    let store = Store(initialState: Profile.State()) { Profile() }
+    let viewStore = ViewStore(store, observe: \.visits)
+    let published = LockIsolated<[Int]>([])
+    let subscription = viewStore.publisher.sink { value in published.withValue { $0.append(value) }
+    }
+    viewStore.send(.visit)
+    viewStore.send(.rename("Blob"))
+    viewStore.send(.visit)
+    #expect(published.value == [0, 1, 2])
+    #expect(viewStore.state == 2)
+    subscription.cancel()
+  }
+
+  @Test func testFailuresNameTrackedPropertiesAsWritten() async {
+    let store = TestStore(initialState: Profile.State()) { Profile() }
+    await withKnownIssue {
+      await store.send(.visit)
+    } matching: { issue in
+      issue.description.contains("+   visits: 1") && !issue.description.contains("_visits")
+    }
+  }
+}
