@@ -5,8 +5,10 @@ public import SharedBroker
 /// The counter program's root feature: the parent that holds the mirrored statistics and
 /// passes its reference to the Counter child, like seed 000's parent/child sharing, only the
 /// value also lives in every other process through the broker.
-public struct CounterApp: Reducer {
+@Reducer
+public struct CounterApp {
   /// The root state.
+  @ObservableState
   public struct State: Equatable {
     /// The statistics, mirrored through the broker under the program's key.
     @Shared public var stats: Stats
@@ -25,7 +27,6 @@ public struct CounterApp: Reducer {
   }
 
   /// The root actions.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// A counter action.
     case counter(CounterFeature.Action)

@@ -4,8 +4,10 @@ public import SharedBroker
 
 /// The profile program's root feature: it declares the mirrored statistics by key, app-wide,
 /// without anybody passing them (seed 000's `@Shared(.inMemory("count"))`, across processes).
-public struct ProfileApp: Reducer {
+@Reducer
+public struct ProfileApp {
   /// The root state.
+  @ObservableState
   public struct State: Equatable {
     /// The profile child, holding the statistics shared under the program's key.
     public var profile: ProfileFeature.State
@@ -21,7 +23,6 @@ public struct ProfileApp: Reducer {
   }
 
   /// The root actions.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// A profile action.
     case profile(ProfileFeature.Action)

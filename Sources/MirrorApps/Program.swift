@@ -167,16 +167,30 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
       // Shown only from inside the group, which traps SIGTERM and SIGINT before it starts its
       // services: once the program shows anything, a signal ends it gracefully.
       let terminal = Terminal()
-      let view: StoreObservation
+      // Each view runs again only when something it read changed: a property of the state,
+      // the shared value (from this process or another), or its errors.
+      let view: ObserveToken
       if interactive {
         terminal.activate()
-        view = store.observe({ state in
-          screen(state, options) + (problem(state, client).map { ["", "  \($0)"] } ?? [])
-        }) { terminal.draw($0) }
+        var drawn: [String] = []
+        view = observe {
+          let state = store.state
+          let lines =
+            screen(state, options) + (problem(state, client).map { ["", "  \($0)"] } ?? [])
+          guard lines != drawn else { return }
+          drawn = lines
+          terminal.draw(lines)
+        }
       } else {
-        view = store.observe({ state in
-          render(state, options.format) + (problem(state, client).map { " · \($0)" } ?? "")
-        }) { emit($0) }
+        var last: String?
+        view = observe {
+          let state = store.state
+          let shown =
+            render(state, options.format) + (problem(state, client).map { " · \($0)" } ?? "")
+          guard shown != last else { return }
+          last = shown
+          emit(shown)
+        }
       }
       defer {
         view.cancel()

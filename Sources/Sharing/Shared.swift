@@ -130,14 +130,24 @@ public struct Shared<Value: Sendable>: Sendable {
     try reference.withLock(body)
   }
 
-  /// Whether the key is still loading its first value.
-  public var isLoading: Bool { reference.isLoading }
+  /// Whether the key is still loading its first value. Observation tracks it like the value.
+  public var isLoading: Bool {
+    reference.access()
+    return reference.isLoading
+  }
 
   /// The last load failure (e.g. a corrupt file); the value keeps its last good state.
-  public var loadError: (any Error)? { reference.loadError }
+  /// Observation tracks it like the value.
+  public var loadError: (any Error)? {
+    reference.access()
+    return reference.loadError
+  }
 
-  /// The last save failure.
-  public var saveError: (any Error)? { reference.saveError }
+  /// The last save failure. Observation tracks it like the value.
+  public var saveError: (any Error)? {
+    reference.access()
+    return reference.saveError
+  }
 
   /// Reloads the value from storage.
   ///

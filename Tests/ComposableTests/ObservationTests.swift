@@ -87,14 +87,10 @@ import Testing
   }
 
   @Test func stateThatIsNotObservableChangesOnEverySend() {
-    let store = Store(initialState: Counter.State()) { Counter() }
+    let store = Store(initialState: Plain.State()) { Plain() }
     let changed = LockIsolated(false)
-    withObservationTracking {
-      _ = store.count
-    } onChange: {
-      changed.setValue(true)
-    }
-    store.send(.log("unrelated"))
+    withObservationTracking { _ = store.count } onChange: { changed.setValue(true) }
+    store.send(.unrelated)
     #expect(changed.value)
   }
 
@@ -141,4 +137,12 @@ import Testing
       issue.description.contains("+   visits: 1") && !issue.description.contains("_visits")
     }
   }
+}
+
+/// A feature written without `@ObservableState`.
+@Reducer
+private struct Plain {
+  struct State { var count = 0 }
+  enum Action { case unrelated }
+  func reduce(into state: inout State, action: Action) -> Effect<Action> { .none }
 }

@@ -5,7 +5,9 @@ import TestSupport
 
 @MainActor
 @Suite(.mainSerialExecutor) struct ReducerTests {
-  struct Parent: Reducer {
+  @Reducer
+  struct Parent {
+    @ObservableState
     struct State: Equatable {
       var child: Counter.State?
       var rows: IdentifiedArrayOf<Row> = []
@@ -16,8 +18,6 @@ import TestSupport
       let id: Int
       var counter = Counter.State()
     }
-
-    @CasePathable
     enum Action: Equatable, Sendable {
       case child(Counter.Action)
       case rows(IdentifiedAction<Int, Counter.Action>)

@@ -131,9 +131,12 @@ import TestSupport
   }
 }
 
-private struct ScopedParent: Reducer {
+@Reducer
+
+private struct ScopedParent {
+  @ObservableState
   struct State: Equatable { var counter = Counter.State(); var other = 0 }
-  @CasePathable enum Action: Equatable, Sendable { case counter(Counter.Action), other }
+  enum Action: Equatable, Sendable { case counter(Counter.Action), other }
   var body: some ReducerOf<Self> {
     Scope(state: \.counter, action: \.counter) { Counter() }
     Reduce { state, action in

@@ -2,8 +2,10 @@ public import Composable
 public import Foundation
 
 /// One episode with a favorite button, built on the reusable ``Favoriting`` logic (seed 003).
-public struct EpisodeFeature: Reducer {
+@Reducer
+public struct EpisodeFeature {
   /// An episode.
+  @ObservableState
   public struct State: Equatable, Identifiable {
     /// The favoriting failure alert.
     public var alert: AlertState<FavoritingAction>?
@@ -30,7 +32,6 @@ public struct EpisodeFeature: Reducer {
   }
 
   /// What happens to an episode.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// A favoriting action.
     case favorite(FavoritingAction)

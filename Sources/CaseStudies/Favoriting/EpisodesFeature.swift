@@ -1,8 +1,10 @@
 public import Composable
 
 /// A list of episodes, each with its own favorite button (seed 003).
-public struct EpisodesFeature: Reducer {
+@Reducer
+public struct EpisodesFeature {
   /// The list.
+  @ObservableState
   public struct State: Equatable {
     /// The episodes, by id.
     public var episodes: IdentifiedArrayOf<EpisodeFeature.State>
@@ -14,7 +16,6 @@ public struct EpisodesFeature: Reducer {
   }
 
   /// What happens in the list.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// An action of one episode.
     case episodes(IdentifiedActionOf<EpisodeFeature>)

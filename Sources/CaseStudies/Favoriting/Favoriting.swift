@@ -46,7 +46,8 @@ public struct FavoritingError: Error, Equatable, Sendable {
 
 /// Reusable favoriting logic: a tap flips `isFavorite` at once and sends the request; a failure
 /// flips it back and shows an alert; a second tap cancels the request in flight.
-public struct Favoriting<ID: Hashable & Sendable>: Reducer {
+@Reducer
+public struct Favoriting<ID: Hashable & Sendable> {
   /// Asks the server to set the favorite flag of an item; returns the confirmed flag.
   public let request: @Sendable (ID, Bool) async throws -> Bool
 

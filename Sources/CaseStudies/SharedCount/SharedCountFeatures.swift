@@ -2,8 +2,10 @@ public import Composable
 
 /// Seed 000's parent/child sharing: the parent owns `count` and passes `$count` to the child;
 /// both see every change.
-public struct ParentFeature: Reducer {
+@Reducer
+public struct ParentFeature {
   /// The parent's state.
+  @ObservableState
   public struct State: Equatable {
     /// The shared count.
     @Shared public var count: Int
@@ -20,7 +22,6 @@ public struct ParentFeature: Reducer {
   }
 
   /// The parent's actions.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// A child action.
     case child(ChildFeature.Action)
@@ -47,8 +48,10 @@ public struct ParentFeature: Reducer {
 }
 
 /// The child of ``ParentFeature``, showing seed 000's three custom initializers.
-public struct ChildFeature: Reducer {
+@Reducer
+public struct ChildFeature {
   /// The child's state.
+  @ObservableState
   public struct State: Equatable {
     /// The shared count.
     @Shared public var count: Int
@@ -76,7 +79,6 @@ public struct ChildFeature: Reducer {
   }
 
   /// The child's actions.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// The child decrements.
     case decrementButtonTapped
@@ -97,8 +99,10 @@ public struct ChildFeature: Reducer {
 
 /// Seed 000's app-wide sharing and observation: the count is declared by key, without being
 /// passed, and a publisher effect turns its changes into actions.
-public struct AppWideCountFeature: Reducer {
+@Reducer
+public struct AppWideCountFeature {
   /// The state.
+  @ObservableState
   public struct State: Equatable {
     /// The count shared app-wide under "count".
     @Shared(.inMemory("count")) public var count = 0
@@ -110,7 +114,6 @@ public struct AppWideCountFeature: Reducer {
   }
 
   /// The actions.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// Starts observing the count.
     case task

@@ -8,8 +8,10 @@ public import Composable
 ///   (button 3) but cannot mutate state.
 /// - ``Action/pitfallButtonTapped`` shows what goes wrong when an Effect-returning helper is
 ///   called inside `.run`: the returned effect is a value nobody runs.
-public struct SharedLogicFeature: Reducer, Sendable {
+@Reducer
+public struct SharedLogicFeature: Sendable {
   /// The feature's state.
+  @ObservableState
   public struct State: Equatable {
     /// Changed by the shared computation.
     public var computations = 0
@@ -27,7 +29,6 @@ public struct SharedLogicFeature: Reducer, Sendable {
   }
 
   /// The feature's actions.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// Runs the shared computation and one fetch.
     case button1Tapped

@@ -2,8 +2,10 @@ public import Composable
 
 /// The Counter tab of the SharedState case study: + and − change the shared count and its
 /// statistics; "Is this prime?" shows an alert.
-public struct CounterFeature: Reducer {
+@Reducer
+public struct CounterFeature {
   /// The counter's state; `stats` is shared with the profile.
+  @ObservableState
   public struct State: Equatable {
     /// The prime-check alert, while shown.
     public var alert: AlertState<Action>?
@@ -22,7 +24,6 @@ public struct CounterFeature: Reducer {
   }
 
   /// What the user does on the counter tab.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// The alert was dismissed.
     case alertDismissed

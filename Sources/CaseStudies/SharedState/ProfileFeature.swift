@@ -2,8 +2,10 @@ public import Composable
 
 /// The Profile tab of the SharedState case study: shows the shared statistics; Reset zeroes
 /// them, and the counter sees it at once.
-public struct ProfileFeature: Reducer {
+@Reducer
+public struct ProfileFeature {
   /// The profile's state; `stats` is shared with the counter.
+  @ObservableState
   public struct State: Equatable {
     /// The shared statistics.
     @Shared public var stats: Stats
@@ -17,7 +19,6 @@ public struct ProfileFeature: Reducer {
   }
 
   /// What the user does on the profile tab.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// Reset was tapped.
     case resetCounterButtonTapped

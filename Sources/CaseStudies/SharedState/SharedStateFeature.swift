@@ -6,7 +6,8 @@ public import Composable
 /// The seed kept one copy of the numbers and derived the profile through a computed property
 /// with a write-back setter; with `@Shared` the parent passes one reference to both children
 /// instead, and each child still touches only its own state.
-public struct SharedStateFeature: Reducer {
+@Reducer
+public struct SharedStateFeature {
   /// The visible tab.
   public enum Tab: String, CaseIterable, Equatable, Sendable {
     /// The counter.
@@ -16,6 +17,7 @@ public struct SharedStateFeature: Reducer {
   }
 
   /// The parent state.
+  @ObservableState
   public struct State: Equatable {
     /// The visible tab.
     public var currentTab: Tab
@@ -37,7 +39,6 @@ public struct SharedStateFeature: Reducer {
   }
 
   /// The parent's actions.
-  @CasePathable
   public enum Action: Equatable, Sendable {
     /// A counter action.
     case counter(CounterFeature.Action)

@@ -1,13 +1,13 @@
 import Composable
 
 /// A counter with effects of every kind, used across the Composable tests.
-struct Counter: Reducer {
+@Reducer
+struct Counter {
+  @ObservableState
   struct State: Equatable {
     var count = 0
     var log: [String] = []
   }
-
-  @CasePathable
   enum Action: Equatable, Sendable {
     case increment
     case decrement

@@ -2,8 +2,10 @@ import Composable
 import SharedBroker
 
 /// A tally that every process using the key `tally` shares through the broker.
-public struct Tally: Reducer {
+@Reducer
+public struct Tally {
   /// The tally's state.
+  @ObservableState
   public struct State: Equatable {
     /// The count, mirrored through the broker.
     @Shared(.broker("tally")) public var count = 0
@@ -13,7 +15,6 @@ public struct Tally: Reducer {
   }
 
   /// What the user can do.
-  @CasePathable
   public enum Action: Equatable {
     /// Adds one.
     case incrementButtonTapped
