@@ -205,6 +205,7 @@ let package = Package(
     .testTarget(
       name: "SharedBrokerTests",
       dependencies: [
+        "Composable",
         "SharedBroker",
         "SharedBrokerTesting",
         "TestSupport",
