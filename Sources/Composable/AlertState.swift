@@ -55,3 +55,9 @@ extension AlertState: Sendable where Action: Sendable {}
 extension AlertButton: Equatable where Action: Equatable {}
 extension AlertButton: Hashable where Action: Hashable {}
 extension AlertButton: Sendable where Action: Sendable {}
+
+/// State that lives only until the user answers it, such as an alert: presented with
+/// ``Presents()``, any action it sends also dismisses it.
+public protocol _EphemeralState {}
+
+extension AlertState: _EphemeralState {}

@@ -24,7 +24,7 @@ extension Program where R == CounterApp {
         "-": .counter(.decrementButtonTapped),
         "p": .counter(.isPrimeButtonTapped),
       ],
-      dismissAlert: { $0.counter.alert == nil ? nil : .counter(.alertDismissed) },
+      dismissAlert: { $0.counter.alert == nil ? nil : .counter(.alert(.dismiss)) },
       shared: { $0.$stats },
       connection: { $0.connection },
       screen: { state, options in

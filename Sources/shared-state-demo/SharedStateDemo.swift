@@ -89,7 +89,7 @@ struct SharedStateDemo: AsyncParsableCommand {
     case "+": return .counter(.incrementButtonTapped)
     case "-": return .counter(.decrementButtonTapped)
     case "prime": return .counter(.isPrimeButtonTapped)
-    case "dismiss": return .counter(.alertDismissed)
+    case "dismiss": return .counter(.alert(.dismiss))
     case "reset": return .profile(.resetCounterButtonTapped)
     case "counter": return .selectTab(.counter)
     case "profile": return .selectTab(.profile)

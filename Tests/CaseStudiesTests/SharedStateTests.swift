@@ -44,7 +44,7 @@ import TestSupport
     await store.send(.counter(.isPrimeButtonTapped)) {
       $0.counter.alert = AlertState(title: "👍 The number 7 is prime!")
     }
-    await store.send(.counter(.alertDismissed)) { $0.counter.alert = nil }
+    await store.send(.counter(.alert(.dismiss))) { $0.counter.alert = nil }
     await store.send(.counter(.incrementButtonTapped)) {
       $0.counter.stats = Stats(count: 8, maxCount: 8, minCount: 0, numberOfCounts: 1)
     }

@@ -68,8 +68,11 @@ import Testing
         AlertState(title: "Delete all?", buttons: [AlertButton("Delete", action: .confirmDeletion)])
       )
     }
-    await store.send(\.destination.alert.confirmDeletion) { $0.items = [] }
-    await store.send(\.destination.dismiss) { $0.destination = nil }
+    // Answering an alert also dismisses it.
+    await store.send(\.destination.alert.confirmDeletion) {
+      $0.items = []
+      $0.destination = nil
+    }
   }
 
   @Test func aChildActionWithNothingPresentedIsReported() async {

@@ -8,7 +8,7 @@ public struct CounterFeature {
   @ObservableState
   public struct State: Equatable {
     /// The prime-check alert, while shown.
-    public var alert: AlertState<Action>?
+    @Presents public var alert: AlertState<Action.Alert>?
     /// The shared statistics.
     @Shared public var stats: Stats
 
@@ -17,7 +17,7 @@ public struct CounterFeature {
     /// - Parameters:
     ///   - stats: The parent's shared statistics (`$stats`).
     ///   - alert: An alert to show.
-    public init(stats: Shared<Stats>, alert: AlertState<Action>? = nil) {
+    public init(stats: Shared<Stats>, alert: AlertState<Action.Alert>? = nil) {
       self._stats = stats
       self.alert = alert
     }
@@ -25,36 +25,42 @@ public struct CounterFeature {
 
   /// What the user does on the counter tab.
   public enum Action: Equatable, Sendable {
-    /// The alert was dismissed.
-    case alertDismissed
+    /// The alert: dismissed (it has no other buttons).
+    case alert(PresentationAction<Alert>)
     /// − was tapped.
     case decrementButtonTapped
     /// + was tapped.
     case incrementButtonTapped
     /// "Is this prime?" was tapped.
     case isPrimeButtonTapped
+
+    /// The prime-check alert's buttons: only OK, which dismisses it.
+    public enum Alert: Equatable, Sendable {}
   }
 
   /// Creates the reducer.
   public init() {}
 
-  /// Applies a counter action.
-  public func reduce(into state: inout State, action: Action) -> Effect<Action> {
-    switch action {
-    case .alertDismissed:
-      state.alert = nil
-    case .decrementButtonTapped:
-      state.$stats.withLock { $0.decrement() }
-    case .incrementButtonTapped:
-      state.$stats.withLock { $0.increment() }
-    case .isPrimeButtonTapped:
-      let count = state.stats.count
-      state.alert = AlertState(
-        title: isPrime(count)
-          ? "👍 The number \(count) is prime!"
-          : "👎 The number \(count) is not prime :("
-      )
+  /// Applies a counter action; the alert is presented with `ifLet`.
+  public var body: some ReducerOf<Self> {
+    Reduce { state, action in
+      switch action {
+      case .alert:
+        break
+      case .decrementButtonTapped:
+        state.$stats.withLock { $0.decrement() }
+      case .incrementButtonTapped:
+        state.$stats.withLock { $0.increment() }
+      case .isPrimeButtonTapped:
+        let count = state.stats.count
+        state.alert = AlertState(
+          title: isPrime(count)
+            ? "👍 The number \(count) is prime!"
+            : "👎 The number \(count) is not prime :("
+        )
+      }
+      return .none
     }
-    return .none
+    .ifLet(\.$alert, action: \.alert)
   }
 }

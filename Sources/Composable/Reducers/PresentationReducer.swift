@@ -43,6 +43,29 @@ extension Reducer {
     )
   }
 
+  /// Presents an alert (or other ``_EphemeralState``) whose actions reach this reducer as
+  /// `.alert(.presented(…))`; any such action also dismisses it: `.ifLet(\.$alert, action: \.alert)`.
+  ///
+  /// - Parameters:
+  ///   - toPresentationState: A key path to the ``PresentationState``.
+  ///   - toPresentationAction: A case key path to the ``PresentationAction`` case.
+  /// - Returns: A reducer that runs this one and dismisses the answered alert.
+  @inlinable
+  public func ifLet<DestinationState: _EphemeralState, DestinationAction>(
+    _ toPresentationState: WritableKeyPath<State, PresentationState<DestinationState>>,
+    action toPresentationAction: CaseKeyPath<Action, PresentationAction<DestinationAction>>,
+    fileID: StaticString = #fileID,
+    filePath: StaticString = #filePath,
+    line: UInt = #line,
+    column: UInt = #column
+  ) -> PresentationReducer<Self, EmptyReducer<DestinationState, DestinationAction>>
+  where Action: CasePathable {
+    ifLet(
+      toPresentationState, action: toPresentationAction, destination: { EmptyReducer() },
+      fileID: fileID, filePath: filePath, line: line, column: column
+    )
+  }
+
   /// Runs the presented case of a `@Reducer enum` of destinations:
   /// `.ifLet(\.$destination, action: \.destination)`.
   ///
@@ -103,6 +126,12 @@ public struct PresentationReducer<Parent: Reducer, Destination: Reducer>: Reduce
     case .presented(let childAction)?:
       effects.append(reducePresented(into: &state, action: childAction, fullAction: action))
       effects.append(parent.reduce(into: &state, action: action))
+      // An answered alert is gone, whichever button answered it.
+      if let presented = state[keyPath: toPresentationState].wrappedValue, isEphemeral(presented),
+        state[keyPath: toPresentationState].presentationID == before
+      {
+        state[keyPath: toPresentationState].wrappedValue = nil
+      }
     case .dismiss?:
       effects.append(parent.reduce(into: &state, action: action))
       if state[keyPath: toPresentationState].presentationID == before {
@@ -145,6 +174,16 @@ public struct PresentationReducer<Parent: Reducer, Destination: Reducer>: Reduce
       .dismissing(with: toPresentationAction.embed(.dismiss))
       .cancellable(id: PresentationEffectsID(path: toPresentationState, id: id))
   }
+}
+
+/// Whether `state` is ephemeral, or an enum case (a destination) that holds ephemeral state.
+private func isEphemeral(_ state: Any) -> Bool {
+  if state is any _EphemeralState { return true }
+  let mirror = Mirror(reflecting: state)
+  guard mirror.displayStyle == .enum, let payload = mirror.children.first?.value else {
+    return false
+  }
+  return payload is any _EphemeralState
 }
 
 /// Identifies the effects of one presentation, so its end can cancel them.
