@@ -36,8 +36,11 @@ public final class Store<State, Action> {
     @ReducerBuilder<State, Action> reducer: () -> R,
     withDependencies prepareDependencies: ((inout DependencyValues) -> Void)? = nil
   ) where R.State == State, R.Action == Action {
-    var dependencies = DependencyValues._current
-    prepareDependencies?(&dependencies)
+    // Through `withDependencies`, so that overriding a dependency that has no test value
+    // (`$0.numberFact.fetch = …`) is not reported as using it.
+    let dependencies = withDependencies { prepareDependencies?(&$0) } operation: {
+      DependencyValues._current
+    }
     let (state, reducer) = DependencyValues.$_current.withValue(dependencies) {
       (initialState(), reducer())
     }

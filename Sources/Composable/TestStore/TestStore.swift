@@ -57,8 +57,9 @@ public final class TestStore<State: Equatable, Action> {
     #if os(Linux)
       TestSupportLink.check()
     #endif
-    var dependencies = DependencyValues._current
-    prepareDependencies(&dependencies)
+    // Through `withDependencies`, so that overriding a dependency that has no test value
+    // (`$0.numberFact.fetch = …`) is not reported as using it.
+    let dependencies = withDependencies(prepareDependencies) { DependencyValues._current }
     let (initialState, reducer) = DependencyValues.$_current.withValue(dependencies) {
       (initialState(), reducer())
     }
