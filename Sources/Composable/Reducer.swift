@@ -1,11 +1,13 @@
 /// A type that evolves a feature's state when an action arrives and describes the effects to
 /// run next.
 ///
-/// Conform by implementing ``reduce(into:action:)`` for leaf logic, or ``body`` to compose other
-/// reducers, exactly as in The Composable Architecture:
+/// Conform with the ``Reducer()`` macro and implement ``body`` (or ``reduce(into:action:)`` for
+/// leaf logic), exactly as in The Composable Architecture:
 ///
 /// ```swift
-/// struct Counter: Reducer {
+/// @Reducer
+/// struct Counter {
+///   @ObservableState
 ///   struct State: Equatable { var count = 0 }
 ///   enum Action { case incrementButtonTapped }
 ///   var body: some ReducerOf<Self> {

@@ -7,11 +7,15 @@ internal import Dependencies
 /// its parent sees the parent's changes and the parent sees the child's.
 ///
 /// ```swift
-/// struct ParentFeature: Reducer {
+/// @Reducer
+/// struct ParentFeature {
+///   @ObservableState
 ///   struct State { @Shared var count: Int; var child: Child.State }
-///   // child = Child.State(count: $count)
+///   // state.child = Child.State(count: state.$count)
 /// }
-/// struct Settings: Reducer {
+/// @Reducer
+/// struct Settings {
+///   @ObservableState
 ///   struct State { @Shared(.inMemory("count")) var count = 0 }   // app-wide, by key
 /// }
 /// ```

@@ -4,7 +4,9 @@ internal import Dependencies
 /// A read-only view of a shared value: it sees every change but cannot write.
 ///
 /// ```swift
-/// struct Banner: Reducer {
+/// @Reducer
+/// struct Banner {
+///   @ObservableState
 ///   struct State { @SharedReader(.appStorage("isOn")) var isOn = false }
 /// }
 /// Banner.State(isOn: $flag.reader)   // derived from a parent's @Shared

@@ -1,6 +1,6 @@
 import Composable
-import Testing
 import TestSupport
+import Testing
 
 /// Seed 000's code compiles as written (see `Internal/Seed000.swift`) and behaves as the
 /// article says.
@@ -53,7 +53,9 @@ import TestSupport
     }
     withKnownIssue {
       store.send(.onAppear)
-    } matching: { $0.description.contains("Feedback loop detected") }
+    } matching: {
+      $0.description.contains("Feedback loop detected")
+    }
   }
 
   @Test func theCustomInitializersShareOrPersistAsDescribed() {
@@ -73,4 +75,3 @@ import TestSupport
     #expect(persisted.count == 9)
   }
 }
-

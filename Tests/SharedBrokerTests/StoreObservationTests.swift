@@ -12,7 +12,9 @@ struct StoreObservationTests {
     try await withBrokerFixture { fixture in
       let here = fixture.makeClient()
       let there = fixture.makeClient()
-      let store = Store(initialState: Scoreboard.State()) { Scoreboard() } withDependencies: {
+      let store = Store(initialState: Scoreboard.State()) {
+        Scoreboard()
+      } withDependencies: {
         $0.brokerClient = here
       }
       let theirs = withDependencies {
