@@ -6,11 +6,41 @@ public import CasePaths
 /// ```swift
 /// enum Action { case episodes(IdentifiedActionOf<Episode>) }
 /// store.send(.episodes(.element(id: episode.id, action: .favorite(.buttonTapped))))
+/// await store.send(\.episodes[id: episode.id].favorite.buttonTapped)   // the same, by case path
 /// ```
-@CasePathable
-public enum IdentifiedAction<ID: Hashable & Sendable, Action>: CasePathable {
+public enum IdentifiedAction<ID: Hashable & Sendable, Action> {
   /// An action for the element with the given id.
   case element(id: ID, action: Action)
+}
+
+extension IdentifiedAction: CasePathable {
+  /// The case paths of ``IdentifiedAction``: every element's, or one element's by id.
+  public struct AllCasePaths: Sendable {
+    /// `.element(id:action:)`.
+    public var element: AnyCasePath<IdentifiedAction, (id: ID, action: Action)> {
+      AnyCasePath(
+        embed: { .element(id: $0.id, action: $0.action) },
+        extract: {
+          guard case .element(let id, let action) = $0 else { return nil }
+          return (id, action)
+        }
+      )
+    }
+
+    /// The actions of the element with id `id`: `\.episodes[id: id].favorite`.
+    public subscript(id id: ID) -> AnyCasePath<IdentifiedAction, Action> {
+      AnyCasePath(
+        embed: { .element(id: id, action: $0) },
+        extract: {
+          guard case .element(let elementID, let action) = $0, elementID == id else { return nil }
+          return action
+        }
+      )
+    }
+  }
+
+  /// The case paths.
+  public static var allCasePaths: AllCasePaths { AllCasePaths() }
 }
 
 extension IdentifiedAction: Equatable where Action: Equatable {}

@@ -72,7 +72,7 @@ import TestSupport
       $0.episodes[id: first]?.isFavorite = true
     }
     await store.receive(.episodes(.element(id: first, action: .favorite(.response(.success(true))))))
-    await store.send(.episodes(.element(id: second, action: .favorite(.buttonTapped)))) {
+    await store.send(\.episodes[id: second].favorite.buttonTapped) {
       $0.episodes[id: second]?.isFavorite = true
     }
     await store.receive(
