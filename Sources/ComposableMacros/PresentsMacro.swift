@@ -13,7 +13,8 @@ extension PresentsMacro: AccessorMacro {
     providingAccessorsOf declaration: some DeclSyntaxProtocol,
     in context: some MacroExpansionContext
   ) throws -> [AccessorDeclSyntax] {
-    guard let property = declaration.as(VariableDeclSyntax.self), let name = property.presented
+    guard let property = declaration.as(VariableDeclSyntax.self), let name = property.presented,
+      isInObservableState(context)
     else { return [] }
     return [
       """
@@ -46,6 +47,21 @@ extension PresentsMacro: PeerMacro {
     guard let property = declaration.as(VariableDeclSyntax.self), let name = property.presented,
       let binding = property.bindings.first
     else { return [] }
+    guard isInObservableState(context) else {
+      context.diagnose(
+        Diagnostic(
+          node: node,
+          message: ComposableDiagnostic(
+            """
+            '@Presents' belongs in '@ObservableState' state; elsewhere, write \
+            '@PresentationState var \(name.text)'
+            """,
+            id: "presentsOutsideObservableState"
+          )
+        )
+      )
+      return []
+    }
     guard let optional = binding.typeAnnotation?.type.as(OptionalTypeSyntax.self) else {
       context.diagnose(
         Diagnostic(
@@ -80,6 +96,15 @@ extension PresentsMacro: PeerMacro {
       """,
     ]
   }
+}
+
+/// Whether the property is declared in a type marked `@ObservableState`, whose registrar the
+/// expansion uses. Where the compiler gives no context, it is assumed.
+private func isInObservableState(_ context: some MacroExpansionContext) -> Bool {
+  guard let type = context.lexicalContext.first?.asProtocol((any DeclGroupSyntax).self) else {
+    return true
+  }
+  return type.hasAttribute(named: "ObservableState")
 }
 
 extension VariableDeclSyntax {

@@ -7,12 +7,14 @@ struct PresentsMacroTests {
   @Test func anOptionalChildGetsStorageAndAProjection() {
     assertMacro {
       """
+      @ObservableState
       struct State {
         @Presents public var destination: Destination.State?
       }
       """
     } expansion: {
       #"""
+      @ObservableState
       struct State {
         public var destination: Destination.State? {
           @storageRestrictions(initializes: _destination)
@@ -47,16 +49,36 @@ struct PresentsMacroTests {
   @Test func theTypeMustBeAnOptionalWrittenOut() {
     assertMacro {
       """
+      @ObservableState
       struct State {
         @Presents var destination = Destination.State.alert
       }
       """
     } diagnostics: {
       """
+      @ObservableState
       struct State {
         @Presents var destination = Destination.State.alert
         ┬──────────────────────────────────────────────────
         ╰─ 🛑 '@Presents' needs an optional type written out: 'var destination: Child.State?'
+      }
+      """
+    }
+  }
+
+  @Test func stateThatIsNotObservableIsToldWhatToWriteInstead() {
+    assertMacro {
+      """
+      struct State {
+        @Presents var destination: Destination.State?
+      }
+      """
+    } diagnostics: {
+      """
+      struct State {
+        @Presents var destination: Destination.State?
+        ┬────────
+        ╰─ 🛑 '@Presents' belongs in '@ObservableState' state; elsewhere, write '@PresentationState var destination'
       }
       """
     }
