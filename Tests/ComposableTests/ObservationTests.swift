@@ -73,6 +73,19 @@ import Testing
     #expect(store.total == 1)
   }
 
+  @Test func aSharedValueWrittenWithTheSameValueTellsNobody() {
+    let total = Shared(5)
+    let store = Store(initialState: Profile.State(total: total)) { Profile() }
+    let changed = LockIsolated(false)
+    withObservationTracking {
+      _ = store.total
+    } onChange: {
+      changed.setValue(true)
+    }
+    total.withLock { $0 = 5 }
+    #expect(!changed.value)
+  }
+
   @Test func aScopedStoreTracksItsChildState() {
     let store = Store(initialState: Profile.State()) { Profile() }
     let badge = store.scope(state: \.badge, action: \.badge)
@@ -89,7 +102,11 @@ import Testing
   @Test func stateThatIsNotObservableChangesOnEverySend() {
     let store = Store(initialState: Plain.State()) { Plain() }
     let changed = LockIsolated(false)
-    withObservationTracking { _ = store.count } onChange: { changed.setValue(true) }
+    withObservationTracking {
+      _ = store.count
+    } onChange: {
+      changed.setValue(true)
+    }
     store.send(.unrelated)
     #expect(changed.value)
   }

@@ -71,7 +71,7 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, Brok
       return try tracker.updateSnapshot(of: self, live: liveValue, body)
     }
     let result: R = try lock.withLock { try machine.mutate(body) }
-    notify()
+    notifier.notify({ liveValue }, onlyTheValue: true)
     client?.writesPending()
     return result
   }

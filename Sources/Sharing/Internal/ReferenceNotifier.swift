@@ -24,7 +24,7 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable, Observable {
     self.description = description
   }
 
-  /// What Observation tracks: it changes with every notification.
+  /// What Observation tracks: it changes with every notification that changes something.
   package var changes: Void { () }
 
   /// Reports a read of the value to whoever is tracking.
@@ -37,7 +37,13 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable, Observable {
 
   /// Tells everyone about `latest()`, read under the notification lock so that the last
   /// notification always carries the newest value.
-  package func notify(_ latest: () -> Value) {
+  ///
+  /// - Parameters:
+  ///   - latest: Reads the current value.
+  ///   - onlyTheValue: Nothing but the value can have changed (a write, not a storage report
+  ///     that may also clear an error): Observation is then told only if it is another value.
+  ///     The publisher still sends every write, as swift-sharing's does.
+  package func notify(_ latest: () -> Value, onlyTheValue: Bool = false) {
     lock.lock()
     defer { lock.unlock() }
     depth += 1
@@ -57,8 +63,23 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable, Observable {
       }
       return
     }
-    registrar.withMutation(of: self, keyPath: \.changes) {}
-    subject.send(latest())
+    let value = latest()
+    if !onlyTheValue || !areEqual(subject.value, value) {
+      registrar.withMutation(of: self, keyPath: \.changes) {}
+    }
+    subject.send(value)
     SharedChangeSubscription.notifyAll()
+  }
+}
+
+/// Whether two values are equal, for values that are `Equatable`; others never are.
+private func areEqual<T>(_ lhs: T, _ rhs: T) -> Bool {
+  guard let lhs = lhs as? any Equatable else { return false }
+  return lhs.isEqual(to: rhs)
+}
+
+extension Equatable {
+  fileprivate func isEqual(to other: Any) -> Bool {
+    (other as? Self) == self
   }
 }

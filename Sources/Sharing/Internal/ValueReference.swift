@@ -88,7 +88,7 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
       if persistence?.save != nil { savesInFlight += 1 }
       return (result, value)
     }
-    notifyObservers()
+    notifier.notify({ liveValue }, onlyTheValue: true)
     persist(newValue, context: .didSet)
     return result
   }
