@@ -32,9 +32,26 @@ public struct AlertState<Action>: CustomStringConvertible {
 }
 
 /// A button of an ``AlertState``.
+///
+/// ```swift
+/// AlertState(title: "Delete all?", buttons: [
+///   AlertButton("Delete", role: .destructive, action: .confirmDeletion),
+///   AlertButton("Cancel", role: .cancel),
+/// ])
+/// ```
 public struct AlertButton<Action> {
+  /// What a button does, for a view to style it: TCA's `ButtonStateRole`.
+  public enum Role: Hashable, Sendable {
+    /// Dismisses without acting.
+    case cancel
+    /// Destroys something.
+    case destructive
+  }
+
   /// The label.
   public var label: String
+  /// The role, if any.
+  public var role: Role?
   /// The action sent when tapped; `nil` just dismisses.
   public var action: Action?
 
@@ -42,9 +59,11 @@ public struct AlertButton<Action> {
   ///
   /// - Parameters:
   ///   - label: The label.
+  ///   - role: The role, if any.
   ///   - action: The action sent when tapped.
-  public init(_ label: String, action: Action? = nil) {
+  public init(_ label: String, role: Role? = nil, action: Action? = nil) {
     self.label = label
+    self.role = role
     self.action = action
   }
 }

@@ -5,7 +5,8 @@ import Testing
 
 @MainActor
 @Suite(.mainSerialExecutor) struct PresentationTests {
-  @Test func presentedEffectsRunUntilTheChildDismissesItself() async {
+  /// A store that presented the form and started its timer, on a test clock.
+  private func storeWithTheFormOpen() async -> (TestStoreOf<Inventory>, TestClock<Duration>) {
     let clock = TestClock()
     let store = TestStore(initialState: Inventory.State()) {
       Inventory()
@@ -14,6 +15,11 @@ import Testing
     }
     await store.send(.addButtonTapped) { $0.destination = .addItem(ItemForm.State()) }
     await store.send(\.destination.addItem.task)
+    return (store, clock)
+  }
+
+  @Test func presentedEffectsRunUntilTheChildDismissesItself() async {
+    let (store, clock) = await storeWithTheFormOpen()
     await clock.advance(by: .seconds(2))
     await store.receive(\.destination.addItem.tick) {
       $0.destination?.modify(\.addItem) { $0.secondsOpen = 1 }
@@ -32,27 +38,13 @@ import Testing
   }
 
   @Test func dismissingFromTheParentCancelsTheChildsEffects() async {
-    let clock = TestClock()
-    let store = TestStore(initialState: Inventory.State()) {
-      Inventory()
-    } withDependencies: {
-      $0.continuousClock = clock
-    }
-    await store.send(.addButtonTapped) { $0.destination = .addItem(ItemForm.State()) }
-    await store.send(\.destination.addItem.task)
+    let (store, clock) = await storeWithTheFormOpen()
     await store.send(\.destination.dismiss) { $0.destination = nil }
     await clock.advance(by: .seconds(5))
   }
 
   @Test func replacingThePresentationCancelsTheOldOnesEffects() async {
-    let clock = TestClock()
-    let store = TestStore(initialState: Inventory.State()) {
-      Inventory()
-    } withDependencies: {
-      $0.continuousClock = clock
-    }
-    await store.send(.addButtonTapped) { $0.destination = .addItem(ItemForm.State()) }
-    await store.send(\.destination.addItem.task)
+    let (store, clock) = await storeWithTheFormOpen()
     await store.send(.deleteAllButtonTapped) {
       $0.destination = .alert(
         AlertState(title: "Delete all?", buttons: [AlertButton("Delete", action: .confirmDeletion)])

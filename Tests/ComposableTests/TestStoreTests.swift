@@ -1,7 +1,8 @@
 import Clocks
 import Composable
-import Testing
+import Foundation
 import TestSupport
+import Testing
 
 @MainActor
 @Suite(.mainSerialExecutor) struct TestStoreTests {
@@ -31,7 +32,9 @@ import TestSupport
       await store.send(.incrementTwiceViaSend) { $0.log = ["twice"] }
       await store.receive(.increment) { $0.count = 1 }
       // The second .increment is never asserted: the store fails when it goes away.
-    } matching: { $0.description.contains("received 1 unexpected action") }
+    } matching: {
+      $0.description.contains("received 1 unexpected action")
+    }
   }
 
   @Test func failsWhenSendingWithUnhandledActions() async {
@@ -39,14 +42,18 @@ import TestSupport
     await store.send(.incrementTwiceViaSend) { $0.log = ["twice"] }
     await withKnownIssue {
       await store.send(.decrement) { $0.count = 1 }
-    } matching: { $0.description.contains("Must handle 2 received actions") }
+    } matching: {
+      $0.description.contains("Must handle 2 received actions")
+    }
   }
 
   @Test func failsOnMissingReceivedAction() async {
     let store = TestStore(initialState: Counter.State()) { Counter() }
     await withKnownIssue {
       await store.receive(.increment)
-    } matching: { $0.description.contains("received none") }
+    } matching: {
+      $0.description.contains("received none")
+    }
   }
 
   @Test func failsOnEffectStillRunning() async {
@@ -58,7 +65,11 @@ import TestSupport
         $0.continuousClock = clock
       }
       await store.send(.delayedIncrement)
-    } matching: { $0.description.contains("still running") }
+    } matching: { issue in
+      // Reported at the send that started it, naming its action.
+      issue.description.contains("returned for Counter.Action.delayedIncrement is still running")
+        && issue.sourceLocation?.line == #line - 4
+    }
   }
 
   @Test func receiveByCasePathAndValue() async {
@@ -67,7 +78,7 @@ import TestSupport
         switch action {
         case .increment:
           return .run { send in await send(.log("from effect")) }
-        case let .log(message):
+        case .log(let message):
           state.log.append(message)
           return .none
         default:
@@ -132,5 +143,72 @@ import TestSupport
     await store.send(.delayedIncrement)
     await clock.advance(by: .seconds(1))
     await store.receive(\.delayedIncrementFinished) { $0.count = 1 }
+  }
+
+  @Test func dependenciesCanChangeBetweenSends() async {
+    let store = TestStore(initialState: Stamper.State()) {
+      Stamper()
+    } withDependencies: {
+      $0.date.now = Date(timeIntervalSince1970: 1)
+    }
+    await store.send(.stamp) { $0.stamps = [Date(timeIntervalSince1970: 1)] }
+    store.dependencies.date.now = Date(timeIntervalSince1970: 2)
+    await store.send(.stamp) { $0.stamps.append(Date(timeIntervalSince1970: 2)) }
+  }
+
+  @Test func withExhaustivityOffSkipsWhatIsNotAsserted() async {
+    let store = TestStore(initialState: Counter.State()) { Counter() }
+    await store.withExhaustivity(.off) {
+      await store.send(.incrementTwiceViaSend)
+      await store.receive(.increment) { $0.count = 1 }
+    }
+    #expect(store.exhaustivity == .on)
+    await store.skipReceivedActions()
+  }
+
+  @Test func skippedAssertionsCanBeShown() async {
+    let store = TestStore(initialState: Counter.State()) { Counter() }
+    store.exhaustivity = .off(showSkippedAssertions: true)
+    // The skipped "count: 1" is recorded as an expected issue: the run lists this test as
+    // passed with 1 known issue, showing the diff. (An expected issue that is never recorded
+    // would fail the test.)
+    await store.send(.increment)
+    #expect(store.state.count == 1)
+  }
+
+  @Test func assertChecksTheCurrentState() async {
+    let store = TestStore(initialState: Counter.State()) { Counter() }
+    store.exhaustivity = .off
+    await store.send(.increment)
+    store.assert { $0.count = 1 }
+    withKnownIssue {
+      store.assert { $0.count = 2 }
+    } matching: {
+      $0.description.contains("−   count: 2")
+    }
+  }
+
+  @Test func printChangesShowsTheActionAndTheDiff() {
+    let printed = LockIsolated("")
+    let store = Store(initialState: Counter.State()) {
+      Counter()._printChanges { text in printed.withValue { $0 += text } }
+    }
+    store.send(.increment)
+    #expect(printed.value.contains("received action:"))
+    #expect(printed.value.contains(".increment"))
+    #expect(printed.value.contains("+   count: 1"))
+  }
+}
+
+/// Records the time of each stamp, from the `date` dependency.
+@Reducer
+private struct Stamper {
+  @ObservableState
+  struct State: Equatable { var stamps: [Date] = [] }
+  enum Action { case stamp }
+  @Dependency(\.date.now) var now
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    state.stamps.append(now)
+    return .none
   }
 }

@@ -10,7 +10,8 @@ internal import Sharing
 final class RootStore<State, Action> {
   private(set) var state: State
   private let reduce: @MainActor (inout State, Action) -> Effect<Action>
-  private let dependencies: DependencyValues
+  /// Changeable between actions, by a test store.
+  var dependencies: DependencyValues
   private let sharedChangeTracker: SharedChangeTracker?
   private var bufferedActions: Deque<Action> = []
   /// Whether `bufferedActions` has any: a send that buffers nothing (most of them) then never

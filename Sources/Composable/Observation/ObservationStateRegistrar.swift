@@ -77,10 +77,10 @@ public struct ObservationStateRegistrar: Sendable {
     _ isIdentityEqual: (Value, Value) -> Bool,
     _ shouldNotifyObservers: (Value, Value) -> Bool
   ) {
-    guard !isIdentityEqual(oldValue, value), shouldNotifyObservers(oldValue, value) else { return }
+    // Put back and written again, so that observers hear of it as of any other write.
     let newValue = value
     value = oldValue
-    registrar.withMutation(of: subject, keyPath: keyPath) { value = newValue }
+    mutate(subject, keyPath: keyPath, &value, newValue, isIdentityEqual, shouldNotifyObservers)
   }
 }
 

@@ -30,11 +30,17 @@ public final class TestStore<State: Equatable, Action> {
   public var timeout: Duration = .seconds(1)
   /// The state as last asserted.
   public private(set) var state: State
-  /// The dependencies the reducer and its effects use.
-  public let dependencies: DependencyValues
+  /// The dependencies the reducer and its effects use. Changing them affects the actions sent
+  /// afterwards: `store.dependencies.date.now = later`.
+  public var dependencies: DependencyValues {
+    get { root.dependencies }
+    set { root.dependencies = newValue }
+  }
 
   private let recorder: Recorder<State, Action>
-  private let root: RootStore<State, Action>
+  let root: RootStore<State, Action>
+  /// The effects each sent action started, to say which are still running at the end.
+  private var started: [(handle: EffectHandle, action: String, location: SourceLocation)] = []
   private let tracker = SharedChangeTracker()
   private let location: SourceLocation
   private let changeSignal = ChangeSignal()
@@ -65,7 +71,6 @@ public final class TestStore<State: Equatable, Action> {
     }
     let recorder = Recorder<State, Action>()
     self.recorder = recorder
-    self.dependencies = dependencies
     self.state = initialState
     self.location = SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column)
     root = RootStore(
@@ -130,9 +135,11 @@ public final class TestStore<State: Equatable, Action> {
     recorder.expectUserAction()
     let handle = root.send(action)
     let actual = recorder.takeUserActionState() ?? root.state
+    let description = String(customDumping: action)
+    started.removeAll { $0.handle.isFinished }
+    if let handle { started.append((handle, description, here)) }
     assertState(
-      from: state, to: actual, action: String(customDumping: action),
-      updateStateToExpectedResult, at: here
+      from: state, to: actual, action: description, updateStateToExpectedResult, at: here
     )
     await Task.megaYield()
     return TestStoreTask(handle: handle, location: here)
@@ -351,7 +358,7 @@ public final class TestStore<State: Equatable, Action> {
 
   // MARK: - Assertions
 
-  private func assertState(
+  func assertState(
     from previous: State,
     to actual: State,
     action: String,
@@ -362,8 +369,13 @@ public final class TestStore<State: Equatable, Action> {
       state = actual
       tracker.resetSnapshots()
     }
+    if case .off(showSkippedAssertions: true) = exhaustivity {
+      showSkipped(
+        from: previous, to: actual, action: action, updateStateToExpectedResult, at: location
+      )
+    }
     var expected = exhaustivity == .on ? previous : actual
-    if exhaustivity == .off { tracker.resetSnapshots() }
+    if exhaustivity != .on { tracker.resetSnapshots() }
     do {
       try tracker.asserting { try updateStateToExpectedResult?(&expected) }
     } catch {
@@ -394,6 +406,29 @@ public final class TestStore<State: Equatable, Action> {
     )
   }
 
+  /// What an exhaustive store would have asserted on a state change, shown as an expected
+  /// issue (`.off(showSkippedAssertions: true)`).
+  private func showSkipped(
+    from previous: State,
+    to actual: State,
+    action: String,
+    _ updateStateToExpectedResult: ((inout State) throws -> Void)?,
+    at location: SourceLocation
+  ) {
+    var expected = previous
+    do {
+      try tracker.asserting { try updateStateToExpectedResult?(&expected) }
+    } catch {
+      return
+    }
+    guard !tracker.asserting({ expected == actual }) else { return }
+    let expectedDump = tracker.asserting { String(customDumping: expected) }
+    let difference = LineDiff(expected: expectedDump, actual: String(customDumping: actual))
+    withExpectedIssue {
+      fail("Skipped assertions after \(action): …\n\n\(difference)", at: location)
+    }
+  }
+
   private func checkCompleted(at location: SourceLocation) {
     guard exhaustivity == .on else { return }
     if !recorder.received.isEmpty {
@@ -410,15 +445,19 @@ public final class TestStore<State: Equatable, Action> {
       )
     }
     let running = root.runner.inFlight.count
-    if running > 0 {
+    guard running > 0 else { return }
+    // Reported at each send whose effects still run, as TCA does; the rest at the store.
+    let advice = """
+      Every effect must finish before the end of the test. Make sure a test clock was advanced \
+      far enough, cancel long-living effects, or call "skipInFlightEffects".
+      """
+    let unfinished = started.filter { !$0.handle.isFinished }
+    for send in unfinished {
+      fail("An effect returned for \(send.action) is still running. \(advice)", at: send.location)
+    }
+    if unfinished.isEmpty {
       fail(
-        """
-        \(running) effect\(running == 1 ? " is" : "s are") still running. Every effect must \
-        finish before the end of the test.
-
-        Make sure a test clock was advanced far enough, cancel long-living effects, or call \
-        "skipInFlightEffects".
-        """,
+        "\(running) effect\(running == 1 ? " is" : "s are") still running. \(advice)",
         at: location
       )
     }
@@ -451,6 +490,11 @@ where R.State: Equatable
 public enum Exhaustivity: Equatable, Sendable {
   /// Every state change, received action and effect must be asserted.
   case on
-  /// Only what a test asserts is checked; the rest is allowed to happen.
-  case off
+  /// Only what a test asserts is checked; the rest is allowed to happen. With
+  /// `showSkippedAssertions`, the state changes an exhaustive store would have asserted are
+  /// shown as expected issues.
+  case off(showSkippedAssertions: Bool)
+
+  /// Only what a test asserts is checked, silently.
+  public static let off = Self.off(showSkippedAssertions: false)
 }
