@@ -111,6 +111,23 @@ import Testing
     #expect(changed.value)
   }
 
+  @Test func aViewOfPlainStateRendersAgainAfterEverySend() async {
+    let store = Store(initialState: Plain.State()) { Plain() }
+    let renders = LockIsolated(0)
+    let token = observe {
+      _ = store.count
+      renders.withValue { $0 += 1 }
+    }
+    store.send(.unrelated)
+    await Task.megaYield()
+    store.send(.unrelated)
+    await Task.megaYield()
+    // At least once per send; a @Shared value changed by a test running alongside also counts
+    // as a change of state that is not observable.
+    #expect(renders.value >= 3)
+    token.cancel()
+  }
+
   @Test func observeRendersAgainOnceForEachBatchOfChanges() async {
     let store = Store(initialState: Profile.State()) { Profile() }
     let renders = LockIsolated<[Int]>([])
