@@ -6,6 +6,8 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
+# Leaves test-only packages out of the build (see Package.swift).
+ENV SHARED_MIRROR_RUNTIME_BUILD=1
 RUN swift build -c release --static-swift-stdlib --product broker \
     && swift build -c release --static-swift-stdlib --product counter \
     && swift build -c release --static-swift-stdlib --product profile \

@@ -9,6 +9,30 @@ let settings: [SwiftSetting] = [
 ]
 
 import CompilerPluginSupport
+import Foundation
+
+/// The image's build (Dockerfile, Scripts/image-check.sh) sets SHARED_MIRROR_RUNTIME_BUILD and
+/// leaves the macro tests out: swift-macro-testing brings swift-snapshot-testing, which turns on
+/// swift-custom-dump's FoundationNetworking trait for the whole graph, and every program would
+/// then link libcurl, which the runtime image does not have.
+let runtimeBuild = ProcessInfo.processInfo.environment["SHARED_MIRROR_RUNTIME_BUILD"] != nil
+
+/// Test-only packages and targets, left out of the image's build.
+let macroTesting: [Package.Dependency] =
+  runtimeBuild ? [] : [.package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0")]
+let macroTests: [Target] =
+  runtimeBuild
+  ? []
+  : [
+    .testTarget(
+      name: "ComposableMacrosTests",
+      dependencies: [
+        "ComposableMacros",
+        .product(name: "MacroTesting", package: "swift-macro-testing"),
+      ],
+      swiftSettings: settings
+    )
+  ]
 
 let package = Package(
   name: "SharedMirror",
@@ -47,8 +71,7 @@ let package = Package(
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     // swift-case-paths and swift-dependencies already build it for their own macros.
     .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
-    .package(url: "https://github.com/pointfreeco/swift-macro-testing", from: "0.7.0"),
-  ],
+  ] + macroTesting,
   targets: [
     .target(
       name: "Sharing",
@@ -244,14 +267,6 @@ let package = Package(
       swiftSettings: settings
     ),
     .testTarget(
-      name: "ComposableMacrosTests",
-      dependencies: [
-        "ComposableMacros",
-        .product(name: "MacroTesting", package: "swift-macro-testing"),
-      ],
-      swiftSettings: settings
-    ),
-    .testTarget(
       name: "CaseStudiesTests",
       dependencies: [
         "TestSupport",
@@ -261,5 +276,5 @@ let package = Package(
       ],
       swiftSettings: settings
     ),
-  ]
+  ] + macroTests
 )

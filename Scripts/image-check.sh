@@ -27,9 +27,11 @@ runtime_packages=$(printf '%s' "$runtime_stage" | tr -d '\\' | tr '\n' ' ' \
 build_flags=$(grep -o 'swift build [^&]*--product' "$dockerfile" | head -1 \
   | sed 's/^swift build //; s/ *--product$//')
 products=$(grep -o -- '--product [A-Za-z0-9_-]*' "$dockerfile" | awk '{print $2}' | xargs)
+# The build stage's environment (ENV NAME=value lines before the runtime stage).
+build_env=$(awk '/^FROM /{stage++} stage == 1 && /^ENV /{print $2}' "$dockerfile" | xargs)
 [[ -n "$runtime_packages" && -n "$build_flags" && -n "$products" ]] \
   || fail "cannot read the runtime packages, build flags or products from $dockerfile"
-echo "image-check: $runtime_image + $runtime_packages; swift build $build_flags for $products"
+echo "image-check: $runtime_image + $runtime_packages; ${build_env:+$build_env }swift build $build_flags for $products"
 
 # The Debian mirror this machine's apt uses (never a hard-coded host).
 mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
@@ -41,8 +43,10 @@ if [[ -z "$mirror" ]]; then
 fi
 [[ -n "$mirror" ]] || fail "no Debian mirror in /etc/apt/sources.list*"
 
-(cd "$root_dir" && for product in $products; do $SWIFT build $build_flags --product "$product"; done)
-bin=$(cd "$root_dir" && $SWIFT build $build_flags --show-bin-path)
+(cd "$root_dir" && for product in $products; do
+  env $build_env $SWIFT build $build_flags --product "$product"
+done)
+bin=$(cd "$root_dir" && env $build_env $SWIFT build $build_flags --show-bin-path)
 
 # The root file system, kept between runs while the suite and packages stay the same.
 rootfs="$work/rootfs-$suite-$(echo "$runtime_packages" | md5sum | cut -c1-8)"
