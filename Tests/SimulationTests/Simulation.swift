@@ -204,7 +204,9 @@ final class Simulation {
       try turn(client)
     case .mutate(let index, let key):
       let client = clients[index]
-      guard client.alive else { return }
+      // Mutations belong to the time of faults; one drawn at its very end would come after the
+      // check that stops them, and be taken for a resend in the quiet tail.
+      guard client.alive, now < activeFor else { return }
       let tag = "\(client.index).\(key).\(client.tags[key].count)"
       note { "\(client.id.prefix(4)) mutates \(tag)" }
       client.tags[key].append(tag)
