@@ -12,13 +12,18 @@ struct RecentWriters {
 
   private var entries: [(client: String, write: UInt64)] = []
 
-  /// Records that `client`'s write `write` was applied.
+  /// Records that `client`'s write `write` was applied. A client's write ids only grow, so an
+  /// older one (from a late update) never replaces a newer one.
   mutating func record(_ client: String, write: UInt64) {
     if entries.first?.client == client {
-      entries[0].write = write
+      entries[0].write = max(entries[0].write, write)
       return
     }
-    if let index = entries.firstIndex(where: { $0.client == client }) { entries.remove(at: index) }
+    var write = write
+    if let index = entries.firstIndex(where: { $0.client == client }) {
+      write = max(write, entries[index].write)
+      entries.remove(at: index)
+    }
     entries.insert((client, write), at: 0)
     if entries.count > Self.capacity { entries.removeLast() }
   }
