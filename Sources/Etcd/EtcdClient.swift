@@ -1,0 +1,336 @@
+public import Foundation
+internal import AsyncHTTPClient
+internal import NIOCore
+internal import NIOHTTP1
+import Synchronization
+
+/// A client of etcd's v3 API through its JSON gateway (`/v3/kv/range`, `/v3/kv/txn`,
+/// `/v3/watch`), on async-http-client.
+///
+/// It takes every client URL of the cluster and sticks to the one that answered last: when that
+/// member cannot be reached it tries the next, so a member that dies costs one failed attempt.
+///
+/// ```swift
+/// let etcd = EtcdClient(endpoints: ["http://127.0.0.1:2379", "http://127.0.0.1:22379"])
+/// let result = try await etcd.transaction(
+///   compare: [.modRevision(of: key, equals: 0)], success: [.put(key, value)], failure: [.range(key)])
+/// ```
+public final class EtcdClient: Sendable {
+  /// The cluster's client URLs, such as `http://127.0.0.1:2379`.
+  public let endpoints: [String]
+  private let http: HTTPClient
+  private let requestTimeout: Duration
+  /// The endpoint that answered last.
+  private let preferred = Atomic<Int>(0)
+
+  /// A comparison a transaction makes before choosing its branch.
+  public struct Compare: Sendable {
+    let key: Data
+    let target: String
+    let revision: Int64
+
+    /// The key was last changed at `revision` (0: the key does not exist).
+    public static func modRevision(of key: Data, equals revision: Int64) -> Compare {
+      Compare(key: key, target: "MOD", revision: revision)
+    }
+
+    /// The key was created at `revision` (0: the key does not exist).
+    public static func createRevision(of key: Data, equals revision: Int64) -> Compare {
+      Compare(key: key, target: "CREATE", revision: revision)
+    }
+  }
+
+  /// A request inside a transaction branch.
+  public enum Operation: Sendable {
+    /// Sets the key.
+    case put(Data, Data)
+    /// Reads the key.
+    case range(Data)
+  }
+
+  /// What a transaction did.
+  public struct TransactionResult: Sendable {
+    /// The cluster revision after the transaction.
+    public var revision: Int64
+    /// Whether every comparison held, so the success branch ran.
+    public var succeeded: Bool
+    /// What each `range` of the branch that ran found, in order.
+    public var ranges: [[EtcdKeyValue]]
+  }
+
+  /// Creates a client; nothing is sent until the first call.
+  ///
+  /// - Parameters:
+  ///   - endpoints: The members' client URLs.
+  ///   - requestTimeout: How long one request may take on one member before the next is tried.
+  public init(endpoints: [String], requestTimeout: Duration = .seconds(2)) {
+    precondition(!endpoints.isEmpty, "EtcdClient needs at least one endpoint")
+    self.endpoints = endpoints
+    self.requestTimeout = requestTimeout
+    var configuration = HTTPClient.Configuration()
+    configuration.timeout.connect = .milliseconds(500)
+    http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+  }
+
+  /// Closes the client's connections; call it once, when done.
+  public func shutdown() async throws {
+    try await http.shutdown()
+  }
+
+  /// Reads one key, or every key that starts with `prefix` when `prefix` is true, with a
+  /// linearizable read (the cluster's quorum confirms it).
+  ///
+  /// - Returns: The cluster revision of the read and the keys found.
+  public func range(_ key: Data, prefix: Bool = false) async throws -> (
+    revision: Int64, keyValues: [EtcdKeyValue]
+  ) {
+    var body: [String: String] = ["key": key.base64EncodedString()]
+    if prefix { body["range_end"] = Self.prefixEnd(key).base64EncodedString() }
+    let answer = try await call("/v3/kv/range", body, as: RangeAnswer.self)
+    return (answer.header.revisionNumber, try answer.keyValues())
+  }
+
+  /// Runs a transaction: `success` when every comparison holds, `failure` otherwise, atomically.
+  public func transaction(
+    compare: [Compare], success: [Operation], failure: [Operation] = []
+  ) async throws -> TransactionResult {
+    func requests(_ operations: [Operation]) -> [TransactionAnswer.Request] {
+      operations.map {
+        switch $0 {
+        case .put(let key, let value):
+          .init(
+            request_put: .init(key: key.base64EncodedString(), value: value.base64EncodedString()),
+            request_range: nil)
+        case .range(let key):
+          .init(request_put: nil, request_range: .init(key: key.base64EncodedString(), value: nil))
+        }
+      }
+    }
+    let request = TransactionAnswer.Body(
+      compare: compare.map {
+        .init(
+          key: $0.key.base64EncodedString(), target: $0.target, result: "EQUAL",
+          mod_revision: $0.target == "MOD" ? String($0.revision) : nil,
+          create_revision: $0.target == "CREATE" ? String($0.revision) : nil)
+      },
+      success: requests(success), failure: requests(failure))
+    let answer = try await call("/v3/kv/txn", request, as: TransactionAnswer.Answer.self)
+    return TransactionResult(
+      revision: answer.header.revisionNumber, succeeded: answer.succeeded ?? false,
+      ranges: try (answer.responses ?? []).compactMap { try $0.response_range?.keyValues() })
+  }
+
+  /// Streams the changes of every key starting with `prefix`, from `revision` on, in order.
+  ///
+  /// The stream ends with an error when the connection is cut (resume from the last batch's
+  /// revision + 1) or with ``EtcdError/compacted(revision:)`` when `revision` is no longer kept.
+  public func watch(prefix: Data, from revision: Int64) -> AsyncThrowingStream<EtcdWatchBatch, any Error> {
+    let (stream, continuation) = AsyncThrowingStream<EtcdWatchBatch, any Error>.makeStream()
+    let task = Task { [self] in
+      do {
+        let body = WatchBody(
+          create_request: .init(
+            key: prefix.base64EncodedString(),
+            range_end: Self.prefixEnd(prefix).base64EncodedString(),
+            start_revision: String(revision)))
+        let response = try await send("/v3/watch", body, timeout: .seconds(365 * 86_400))
+        var pending = Data()
+        for try await buffer in response.body {
+          pending.append(contentsOf: buffer.readableBytesView)
+          while let newline = pending.firstIndex(of: 0x0A) {
+            let line = pending[pending.startIndex..<newline]
+            pending.removeSubrange(pending.startIndex...newline)
+            if let batch = try Self.watchBatch(line) { continuation.yield(batch) }
+          }
+        }
+        continuation.finish(throwing: EtcdError.unreachable(endpoints: endpoints, reason: "watch closed"))
+      } catch {
+        continuation.finish(throwing: error)
+      }
+    }
+    continuation.onTermination = { _ in task.cancel() }
+    return stream
+  }
+
+  // MARK: - HTTP
+
+  private func call<Body: Encodable, Answer: Decodable>(
+    _ path: String, _ body: Body, as: Answer.Type
+  ) async throws -> Answer {
+    let response = try await send(path, body, timeout: requestTimeout)
+    let bytes = try await response.body.collect(upTo: 64 << 20)
+    let data = Data(bytes.readableBytesView)
+    guard response.status == .ok else {
+      let message = (try? JSONDecoder().decode(GatewayError.self, from: data))?.message
+      throw EtcdError.refused(
+        status: Int(response.status.code), message: message ?? String(decoding: data, as: UTF8.self))
+    }
+    do {
+      return try JSONDecoder().decode(Answer.self, from: data)
+    } catch {
+      throw EtcdError.malformed("\(path): \(error)")
+    }
+  }
+
+  /// Sends to the preferred member, then to each other one in turn while they cannot be reached.
+  private func send<Body: Encodable>(
+    _ path: String, _ body: Body, timeout: Duration
+  ) async throws -> HTTPClientResponse {
+    let payload = try JSONEncoder().encode(body)
+    let first = preferred.load(ordering: .relaxed)
+    var reason = ""
+    for offset in endpoints.indices {
+      let index = (first + offset) % endpoints.count
+      var request = HTTPClientRequest(url: endpoints[index] + path)
+      request.method = .POST
+      request.headers.add(name: "Content-Type", value: "application/json")
+      request.body = .bytes(ByteBuffer(bytes: payload))
+      do {
+        let response = try await http.execute(
+          request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000
+            + timeout.components.attoseconds / 1_000_000_000))
+        // A member without a leader answers 503: another member may have one.
+        if response.status == .serviceUnavailable, offset < endpoints.count - 1 {
+          reason = "member \(endpoints[index]) has no leader"
+          continue
+        }
+        preferred.store(index, ordering: .relaxed)
+        return response
+      } catch is CancellationError {
+        throw CancellationError()
+      } catch {
+        reason = "\(endpoints[index]): \(error)"
+      }
+    }
+    throw EtcdError.unreachable(endpoints: endpoints, reason: reason)
+  }
+
+  /// The first key after every key that starts with `prefix`.
+  static func prefixEnd(_ prefix: Data) -> Data {
+    var end = Array(prefix)
+    while let last = end.last {
+      if last < 0xFF {
+        end[end.count - 1] = last + 1
+        return Data(end)
+      }
+      end.removeLast()
+    }
+    return Data([0])
+  }
+
+  private static func watchBatch(_ line: Data) throws -> EtcdWatchBatch? {
+    guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) else { return nil }
+    let message: WatchMessage
+    do {
+      message = try JSONDecoder().decode(WatchMessage.self, from: line)
+    } catch {
+      throw EtcdError.malformed("watch: \(error)")
+    }
+    if let error = message.error {
+      throw EtcdError.refused(status: error.http_code ?? 500, message: error.message ?? "")
+    }
+    guard let result = message.result else { return nil }
+    if let compacted = result.compact_revision.flatMap(Int64.init), compacted > 0 {
+      throw EtcdError.compacted(revision: compacted)
+    }
+    if result.canceled == true {
+      throw EtcdError.refused(status: 500, message: result.cancel_reason ?? "watch canceled")
+    }
+    let changes = try (result.events ?? []).filter { $0.type != "DELETE" }.map { try $0.kv.keyValue() }
+    return EtcdWatchBatch(revision: result.header.revisionNumber, changes: changes)
+  }
+}
+
+// MARK: - The gateway's JSON (proto3 JSON: 64-bit numbers as strings, defaults left out)
+
+private struct Header: Decodable {
+  var revision: String?
+  var revisionNumber: Int64 { revision.flatMap(Int64.init) ?? 0 }
+}
+
+private struct KeyValueJSON: Decodable {
+  var key: String
+  var value: String?
+  var create_revision: String?
+  var mod_revision: String?
+
+  func keyValue() throws -> EtcdKeyValue {
+    guard let key = Data(base64Encoded: key), let value = Data(base64Encoded: value ?? "") else {
+      throw EtcdError.malformed("a key or value that is not base64")
+    }
+    return EtcdKeyValue(
+      key: key, value: value, createRevision: create_revision.flatMap(Int64.init) ?? 0,
+      modRevision: mod_revision.flatMap(Int64.init) ?? 0)
+  }
+}
+
+private struct RangeAnswer: Decodable {
+  var header: Header
+  var kvs: [KeyValueJSON]?
+
+  func keyValues() throws -> [EtcdKeyValue] { try (kvs ?? []).map { try $0.keyValue() } }
+}
+
+private enum TransactionAnswer {
+  struct Body: Encodable {
+    var compare: [Compare]
+    var success: [Request]
+    var failure: [Request]
+  }
+  struct Compare: Encodable {
+    var key: String
+    var target: String
+    var result: String
+    var mod_revision: String?
+    var create_revision: String?
+  }
+  struct Request: Encodable {
+    var request_put: KeyAndValue?
+    var request_range: KeyAndValue?
+  }
+  struct KeyAndValue: Encodable {
+    var key: String
+    var value: String?
+  }
+}
+
+extension TransactionAnswer {
+  struct Answer: Decodable {
+    var header: Header
+    var succeeded: Bool?
+    var responses: [Response]?
+  }
+  struct Response: Decodable {
+    var response_range: RangeAnswer?
+  }
+}
+
+private struct WatchBody: Encodable {
+  struct Create: Encodable {
+    var key: String
+    var range_end: String
+    var start_revision: String
+  }
+  var create_request: Create
+}
+
+private struct WatchMessage: Decodable {
+  struct Result: Decodable {
+    var header: Header
+    var events: [Event]?
+    var compact_revision: String?
+    var canceled: Bool?
+    var cancel_reason: String?
+  }
+  struct Event: Decodable {
+    var type: String?
+    var kv: KeyValueJSON
+  }
+  var result: Result?
+  var error: GatewayError?
+}
+
+private struct GatewayError: Decodable {
+  var message: String?
+  var http_code: Int?
+}
