@@ -45,6 +45,7 @@ let package = Package(
     .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
     .library(name: "SharedBroker", targets: ["SharedBroker"]),
     .library(name: "SharedBrokerTesting", targets: ["SharedBrokerTesting"]),
+    .library(name: "SharedBrokerCluster", targets: ["SharedBrokerCluster"]),
     .executable(name: "broker", targets: ["broker"]),
     .executable(name: "counter", targets: ["counter"]),
     .executable(name: "profile", targets: ["profile"]),
@@ -69,6 +70,8 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+    // etcd's JSON gateway, for brokers that share their state (SharedBrokerCluster).
+    .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     // swift-case-paths and swift-dependencies already build it for their own macros.
     .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
   ] + macroTesting,
@@ -144,6 +147,23 @@ let package = Package(
       swiftSettings: settings
     ),
     .target(
+      name: "Etcd",
+      dependencies: [
+        .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: settings
+    ),
+    .target(
+      name: "SharedBrokerCluster",
+      dependencies: [
+        "Etcd",
+        "SharedBroker",
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: settings
+    ),
+    .target(
       name: "SharedBrokerTesting",
       dependencies: ["SharedBroker", "ZeroMQ"],
       swiftSettings: settings
@@ -152,6 +172,7 @@ let package = Package(
       name: "broker",
       dependencies: [
         "SharedBroker",
+        "SharedBrokerCluster",
         "ZeroMQ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
@@ -229,7 +250,9 @@ let package = Package(
       name: "SharedBrokerTests",
       dependencies: [
         "Composable",
+        "Etcd",
         "SharedBroker",
+        "SharedBrokerCluster",
         "SharedBrokerTesting",
         "TestSupport",
         .product(name: "Clocks", package: "swift-clocks"),

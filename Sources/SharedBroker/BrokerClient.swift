@@ -92,8 +92,11 @@ public final class BrokerClient: Sendable {
     case refused
   }
 
-  /// The broker's ROUTER endpoint.
+  /// The broker's ROUTER endpoint, or the brokers' endpoints separated by commas.
   public let endpoint: String
+  /// The brokers' ROUTER endpoints, tried in turn: the client moves to the next one when its
+  /// broker stops answering, or cannot reach its cluster's store.
+  public let endpoints: [String]
   /// This client's id, sent with every write (fresh per process).
   public let id: String
   let configuration: Configuration
@@ -124,20 +127,44 @@ public final class BrokerClient: Sendable {
   /// Connects (in the background) to a broker.
   ///
   /// - Parameters:
-  ///   - endpoint: The broker's ROUTER endpoint, e.g. `tcp://127.0.0.1:5555`.
+  ///   - endpoint: The broker's ROUTER endpoint, e.g. `tcp://127.0.0.1:5555`, or the endpoints of
+  ///     the brokers of a cluster separated by commas (`tcp://a:5555,tcp://b:5555`).
   ///   - configuration: Heartbeat timing.
   ///   - logger: Where to log connection changes and refused writes.
-  public init(
+  public convenience init(
     endpoint: String,
     configuration: Configuration = Configuration(),
     logger: Logger = Logger(label: "broker-client")
   ) {
-    self.endpoint = endpoint
+    self.init(
+      endpoints: endpoint.split(separator: ",").map {
+        String($0).trimmingCharacters(in: .whitespaces)
+      },
+      configuration: configuration, logger: logger)
+  }
+
+  /// Connects (in the background) to one of several brokers of a cluster, and moves to the next
+  /// when its broker stops answering (after ``Configuration/missedHeartbeats`` heartbeats) or
+  /// cannot reach the cluster's store. Writes in flight are resent to the next broker and applied
+  /// once: the brokers share their exactly-once records.
+  ///
+  /// - Parameters:
+  ///   - endpoints: The brokers' ROUTER endpoints, tried in this order.
+  ///   - configuration: Heartbeat timing.
+  ///   - logger: Where to log connection changes and refused writes.
+  public init(
+    endpoints: [String],
+    configuration: Configuration = Configuration(),
+    logger: Logger = Logger(label: "broker-client")
+  ) {
+    precondition(!endpoints.isEmpty, "a BrokerClient needs at least one endpoint")
+    self.endpoints = endpoints
+    self.endpoint = endpoints.joined(separator: ",")
     self.id = UUID().uuidString
     self.configuration = configuration
     self.logger = logger
     wakeUp = try? WakeUpSignal()
-    let loop = ClientLoop(endpoint: endpoint, id: id, configuration: configuration, logger: logger)
+    let loop = ClientLoop(endpoints: endpoints, id: id, configuration: configuration, logger: logger)
     self.loop = loop
     loop.client = self
     thread.withLock { $0 = IOThread(name: "sm-client") { loop.run() } }

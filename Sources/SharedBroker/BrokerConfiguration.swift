@@ -119,6 +119,8 @@ public struct BrokerStatistics: Equatable, Sendable {
   public var clients = 0
   /// Clients forgotten after staying silent for longer than the client timeout.
   public var forgottenClients = 0
+  /// `HELLO`s and `PING`s answered `unavailable`: the broker could not reach its cluster's store.
+  public var unavailable = 0
 
   /// Everything refused as bad input.
   public var rejectedInput: Int { malformed + unknownCommands + invalidKeys + oversized }

@@ -84,6 +84,8 @@ public enum BrokerErrorCode: String, Sendable {
   case helloFirst = "hello"
   /// The broker is collecting the copies of clients after a restart; retry the write later.
   case seeding = "seeding"
+  /// The broker cannot reach its cluster's shared store: use another broker of the cluster.
+  case unavailable = "unavailable"
 }
 
 /// A key and a version, as `PING` and `PONG` list them.
@@ -113,6 +115,14 @@ extension BrokerMessage {
       client
     default:
       nil
+    }
+  }
+
+  /// Whether this is a `HELLO` or a `PING`, the requests that ask whether the broker serves.
+  var isHelloOrPing: Bool {
+    switch self {
+    case .hello, .ping: true
+    default: false
     }
   }
 

@@ -27,13 +27,20 @@ public final class BrokerServer: Service, Sendable {
   public let configuration: BrokerConfiguration
   /// A new id on every start, so clients notice a restart. Ids sort in start order (the start
   /// time in microseconds, then a random part), which orders the copies clients seed from.
-  public let instance: String = {
+  /// A broker of a cluster announces the cluster's id instead (``BrokerCluster/instance``), so
+  /// that its clients can move to another broker of the cluster and keep their versions.
+  public let instance: String = BrokerServer.newInstanceID()
+
+  /// A new instance id: the time in microseconds (17 digits), a dash and a random part.
+  package static func newInstanceID() -> String {
     let micros = UInt64(Date().timeIntervalSince1970 * 1_000_000)
     let decimal = String(micros)
     let random = UUID().uuidString.prefix(8).lowercased()
     return String(repeating: "0", count: max(0, 17 - decimal.count)) + decimal + "-" + random
-  }()
+  }
   private let logger: Logger
+  /// The store shared with the other brokers of a cluster, if any.
+  private let cluster: (any BrokerCluster)?
   private let phase = Mutex<Phase>(.idle)
   private let stopRequested = Atomic<Bool>(false)
   private let counters = Mutex(BrokerStatistics())
@@ -46,11 +53,28 @@ public final class BrokerServer: Service, Sendable {
   ///   - configuration: Endpoints and data directory.
   ///   - logger: Where to log.
   ///   - clock: The clock that times client silence (``BrokerConfiguration/clientTimeout``).
-  public init(
+  public convenience init(
     configuration: BrokerConfiguration, logger: Logger = Logger(label: "broker"),
     clock: any Clock<Duration> = ContinuousClock()
   ) {
+    self.init(configuration: configuration, cluster: nil, logger: logger, clock: clock)
+  }
+
+  /// Creates a broker whose keys live in a store it shares with other brokers, such as
+  /// `EtcdBrokerStore` (it ignores the configuration's data directory); the broker closes the
+  /// store when it stops.
+  ///
+  /// - Parameters:
+  ///   - configuration: Endpoints and limits.
+  ///   - cluster: The shared store, or `nil` for the broker's own (memory or data directory).
+  ///   - logger: Where to log.
+  ///   - clock: The clock that times client silence.
+  public init(
+    configuration: BrokerConfiguration, cluster: (any BrokerCluster)?,
+    logger: Logger = Logger(label: "broker"), clock: any Clock<Duration> = ContinuousClock()
+  ) {
     self.configuration = configuration
+    self.cluster = cluster
     self.logger = logger
     self.elapsed = Self.stopwatch(clock)
   }
@@ -81,12 +105,21 @@ public final class BrokerServer: Service, Sendable {
   @discardableResult
   public func start() throws -> BrokerEndpoints {
     let store: BrokerStore
-    do {
-      store = try BrokerStore(directory: configuration.dataDirectory, instance: instance)
-    } catch {
-      throw BrokerStartError.dataDirectory(configuration.dataDirectory?.path ?? "", error)
-    }
     let wake = try WakeUpSignal()
+    if let cluster {
+      do {
+        store = try BrokerStore(cluster: cluster)
+      } catch {
+        throw BrokerStartError.cluster(error)
+      }
+      cluster.setOnChange { [wake] in wake.signal() }
+    } else {
+      do {
+        store = try BrokerStore(directory: configuration.dataDirectory, instance: instance)
+      } catch {
+        throw BrokerStartError.dataDirectory(configuration.dataDirectory?.path ?? "", error)
+      }
+    }
     let ready = Mutex<Result<BrokerEndpoints, any Error>?>(nil)
     let bound = DispatchSemaphore(value: 0)
     let box = UncheckedStore(store)
@@ -128,7 +161,8 @@ public final class BrokerServer: Service, Sendable {
       "Broker listening",
       metadata: [
         "router": "\(endpoints.router)", "publisher": "\(endpoints.publisher)",
-        "data": "\(configuration.dataDirectory?.path ?? "memory only")",
+        "data": "\(cluster != nil ? "cluster" : configuration.dataDirectory?.path ?? "memory only")",
+        "instance": "\(store.instance)",
         "keys": "\(store.entries.count)",
       ]
     )
@@ -145,6 +179,7 @@ public final class BrokerServer: Service, Sendable {
       return thread
     }
     thread?.joinBlocking()
+    cluster?.close()
   }
 
   /// Runs until the task is cancelled or the service group shuts down gracefully.
@@ -241,7 +276,7 @@ public final class BrokerServer: Service, Sendable {
     endpoints: BrokerEndpoints
   ) {
     let core = BrokerCore(
-      instance: instance, store: store, configuration: configuration,
+      instance: store.instance, store: store, configuration: configuration,
       publisherEndpoint: endpoints.publisher,
       logger: logger, now: elapsed()
     )
@@ -274,7 +309,13 @@ public final class BrokerServer: Service, Sendable {
       do {
         let routerWaiting = routerTouched && router.hasInput
         let ready = try poller.poll(timeout: routerWaiting ? .zero : .seconds(1))
-        if ready.contains(wakeIndex) { wake.clear() }
+        if ready.contains(wakeIndex) {
+          wake.clear()
+          if cluster != nil {
+            core.absorbClusterChanges { send($0, router: router, publisher: publisher) }
+            counters.withLock { $0 = core.statistics }
+          }
+        }
         if ready.contains(publisherIndex) { _ = try? publisher.get(.events) }
         if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap, core) }
         if core.forgetSilentClients(at: elapsed()) { counters.withLock { $0 = core.statistics } }
@@ -293,11 +334,7 @@ public final class BrokerServer: Service, Sendable {
               counters.withLock { $0 = core.statistics }
               counted = true
             }
-            switch output {
-            case .reply(let peer, let message):
-              _ = try? router.send([peer] + message.frames, dontWait: true)
-            case .publish(let message): _ = try? publisher.send(message.frames, dontWait: true)
-            }
+            send(output, router: router, publisher: publisher)
           }
           if !counted { counters.withLock { $0 = core.statistics } }
         }
@@ -307,6 +344,14 @@ public final class BrokerServer: Service, Sendable {
         logger.error("Broker socket error", metadata: ["error": "\(error)"])
       }
     }
+  }
+}
+
+private func send(_ output: BrokerCore.Output, router: Socket, publisher: Socket) {
+  switch output {
+  case .reply(let peer, let message):
+    _ = try? router.send([peer] + message.frames, dontWait: true)
+  case .publish(let message): _ = try? publisher.send(message.frames, dontWait: true)
   }
 }
 

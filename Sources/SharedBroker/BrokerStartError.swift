@@ -39,6 +39,16 @@ public struct BrokerStartError: Error, CustomStringConvertible {
     Self(description: "cannot use the data directory \(path): \(systemReason(error))")
   }
 
+  /// The cluster's shared store could not be read.
+  static func cluster(_ error: any Error) -> Self {
+    Self(description: "cannot load the keys from the cluster's store: \(error)")
+  }
+
+  /// The cluster's shared store could not be reached or set up (`broker --store etcd://…`).
+  package static func clusterStore(_ endpoints: String, _ error: any Error) -> Self {
+    Self(description: "cannot use the cluster's store at \(endpoints): \(error)")
+  }
+
   /// The POSIX reason inside a Foundation error ("Permission denied"), else the error itself.
   private static func systemReason(_ error: any Error) -> String {
     if let error = error as? StorageError { return error.reason }

@@ -4,6 +4,7 @@ import Logging
 import ZeroMQ
 import ServiceLifecycle
 import SharedBroker
+import SharedBrokerCluster
 import UnixSignals
 
 /// The SharedMirror broker: keeps the last value of every key and mirrors it to every client.
@@ -16,7 +17,9 @@ struct Broker: AsyncParsableCommand {
       Clients connect a DEALER to --listen and a SUB to the next port (see PROTOCOL.md). \
       With --data, every accepted write is logged before it is acknowledged, so a restart \
       (even after SIGKILL) loses no confirmed write. With --curve-secret-file and \
-      --allow-keys, every connection is encrypted and only listed client keys get in.
+      --allow-keys, every connection is encrypted and only listed client keys get in. \
+      With --store etcd://HOST:PORT[,HOST:PORT...], several brokers share their keys through \
+      etcd, and clients given all of them move to another when theirs fails.
       """,
     version: SharedMirrorRelease.description,
     subcommands: [Keygen.self, Ping.self]
@@ -33,6 +36,17 @@ struct Broker: AsyncParsableCommand {
     help: "Directory for the write log and snapshot (env SHARED_BROKER_DATA)."
   )
   var dataOption: String?
+
+  @Option(
+    name: .customLong("store"),
+    help: ArgumentHelp(
+      "Share the keys with other brokers through etcd (env SHARED_BROKER_STORE).",
+      valueName: "etcd://HOST:PORT[,HOST:PORT...]")
+  )
+  var storeOption: String?
+
+  /// `--store`, else the environment's.
+  var store: String? { storeOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_STORE"] }
 
   /// `--data`, else the environment's.
   var data: String? { dataOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_DATA"] }
@@ -86,6 +100,15 @@ struct Broker: AsyncParsableCommand {
     guard (1...Int(Int32.max)).contains(maxQueuedUpdates) else {
       throw ValidationError("--max-queued-updates must be from 1 to 2147483647.")
     }
+    if let store {
+      guard EtcdBrokerStore.endpoints(fromStore: store) != nil else {
+        throw ValidationError(
+          "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT[,HOST:PORT...], not \"\(store)\".")
+      }
+      guard data == nil else {
+        throw ValidationError("--store and --data do not go together: etcd keeps the data.")
+      }
+    }
     guard (curveSecretFile == nil) == (allowKeys == nil) else {
       throw ValidationError("--curve-secret-file and --allow-keys go together.")
     }
@@ -119,8 +142,7 @@ struct Broker: AsyncParsableCommand {
       return handler
     }
     let logger = Logger(label: "broker")
-    let server = BrokerServer(
-      configuration: BrokerConfiguration(
+    let configuration = BrokerConfiguration(
         listen: listen, publish: publish,
         dataDirectory: data.map { URL(fileURLWithPath: $0, isDirectory: true) },
         maxValueSize: maxValueSize,
@@ -128,10 +150,20 @@ struct Broker: AsyncParsableCommand {
         clientTimeout: .seconds(clientTimeout),
         seedWindow: .seconds(seedWindow),
         maxQueuedUpdates: maxQueuedUpdates
-      ),
-      logger: logger
-    )
+      )
+    let server: BrokerServer
     do {
+      if let store, let endpoints = EtcdBrokerStore.endpoints(fromStore: store) {
+        let etcd: EtcdBrokerStore
+        do {
+          etcd = try await EtcdBrokerStore.connect(endpoints: endpoints, logger: logger)
+        } catch {
+          throw BrokerStartError.clusterStore(store, error)
+        }
+        server = BrokerServer(configuration: configuration, cluster: etcd, logger: logger)
+      } else {
+        server = BrokerServer(configuration: configuration, logger: logger)
+      }
       try server.start()
     } catch {
       // Not a usage error: the flags were fine, the system refused (a busy port, a bad --data).

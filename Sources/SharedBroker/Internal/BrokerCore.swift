@@ -91,6 +91,16 @@ final class BrokerCore {
           code: error.code, message: error.description, key: written?.key, write: written?.write))
       return
     }
+    // A broker cut from its cluster's store can neither apply writes nor vouch for its values:
+    // clients hear so and move to another broker of the cluster.
+    if store.isUnavailable, request.isHelloOrPing {
+      statistics.unavailable += 1
+      reply(
+        .error(
+          code: .unavailable, message: "this broker cannot reach its cluster's store (etcd)",
+          key: nil, write: nil))
+      return
+    }
     switch request {
     case .hello(let client):
       sessions.heard(from: client, peer: peer, at: now)
@@ -143,16 +153,21 @@ final class BrokerCore {
             write: 0))
         return
       }
+      store.refresh(key)
+      publishClusterUpdates(output)
       reply(snapshot(key: key, client: client))
     case .seed(let client, let key, let origin, let version, let value, let writes):
+      store.refresh(key)
       do {
-        if let update = try seed(
+        let update = try seed(
           client: client, key: key, origin: .init(instance: origin, version: version), value: value,
           writes: writes
-        ) {
-          output(.publish(update))
-        }
+        )
+        // What other brokers wrote comes first: the adopted copy's version follows it.
+        publishClusterUpdates(output)
+        if let update { output(.publish(update)) }
       } catch {
+        publishClusterUpdates(output)
         // Unanswered: the client offers its copy again after a heartbeat.
         statistics.storageErrors += 1
         logger.error("Could not persist a seed", metadata: ["key": "\(key)", "error": "\(error)"])
@@ -190,6 +205,8 @@ final class BrokerCore {
         case .applied(let version):
           statistics.writesApplied += 1
           statistics.keys = store.entries.count
+          // What other brokers wrote before this write goes out before it.
+          publishClusterUpdates(output)
           // Publish first: propagation to every reader matters more than the writer's ACK.
           output(
             .publish(
@@ -197,13 +214,23 @@ final class BrokerCore {
           reply(.ack(key: key, write: write, version: version))
         case .rejected(let version, let lastWrite, let current, let writes):
           statistics.writesRejected += 1
+          publishClusterUpdates(output)
           reply(
             .reject(
               key: key, write: write, version: version, lastWrite: lastWrite, value: current,
               writes: writes))
         }
+      } catch BrokerStore.ClusterFailure.unknownOutcome(let error) {
+        // Maybe stored: an answer either way could be wrong. The client learns the write's fate
+        // from the snapshot it takes when it syncs again, here or at another broker.
+        statistics.storageErrors += 1
+        publishClusterUpdates(output)
+        logger.error(
+          "The cluster's store stopped answering during a write",
+          metadata: ["key": "\(key)", "error": "\(error)"])
       } catch {
         statistics.storageErrors += 1
+        publishClusterUpdates(output)
         logger.error("Could not persist a write", metadata: ["key": "\(key)", "error": "\(error)"])
         reply(.error(code: .storage, message: "\(error)", key: key, write: write))
       }
@@ -213,6 +240,19 @@ final class BrokerCore {
       statistics.unknownCommands += 1
       reply(.error(code: .unknownCommand, message: "not a request", key: nil, write: nil))
     }
+  }
+
+  /// Takes what other brokers of the cluster wrote and publishes it to this broker's subscribers.
+  func absorbClusterChanges(output: (Output) -> Void) {
+    store.absorbClusterChanges()
+    publishClusterUpdates(output)
+  }
+
+  private func publishClusterUpdates(_ output: (Output) -> Void) {
+    let updates = store.takeClusterUpdates()
+    guard !updates.isEmpty else { return }
+    statistics.keys = store.entries.count
+    for update in updates { output(.publish(update)) }
   }
 
   private func snapshot(key: String, client: String) -> BrokerMessage {

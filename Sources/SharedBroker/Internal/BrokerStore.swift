@@ -11,6 +11,11 @@ import Foundation
 /// acknowledged or published; at start the store loads `snapshot.json`, replays the log, writes
 /// a fresh snapshot and empties the log. Appends are plain writes (no fsync): they survive the
 /// broker process being killed, not the machine losing power.
+///
+/// With a ``BrokerCluster`` (etcd), each key's entry is a record there instead, shared by every
+/// broker of the cluster: a write commits the key's new entry only if the key is still at the
+/// revision this store last saw, and otherwise takes the newer entry and decides again. The
+/// entries here are then a cache that the cluster's changes keep fresh.
 final class BrokerStore {
   struct Entry: Codable, Equatable {
     var version: UInt64
@@ -43,7 +48,7 @@ final class BrokerStore {
 
   /// Where a seeded copy comes from: the broker instance it was confirmed under, and its
   /// version there. Instance ids sort in start order, so copies compare by instance, then version.
-  struct SeedOrigin: Comparable {
+  struct SeedOrigin: Comparable, Codable {
     let instance: String
     let version: UInt64
 
@@ -57,14 +62,59 @@ final class BrokerStore {
   /// a newer one must beat. Absent keys take any copy; a key made by an earlier run (loaded from
   /// the data) takes one newer than that run and version.
   private var seeded: [String: SeedOrigin] = [:]
-  /// This broker run, which makes every version it writes.
-  private let instance: String
+  /// This broker run (or, in a cluster, the cluster's data), which makes every version it writes.
+  let instance: String
   private let directory: URL?
   private var logDescriptor: Int32 = -1
+  private let cluster: (any BrokerCluster)?
+  /// The cluster's revision of each key's entry held here.
+  private var revisions: [String: Int64] = [:]
+  /// Updates of entries taken from the cluster, not yet published.
+  private var clusterUpdates: [BrokerMessage] = []
+
+  /// A key's entry as the cluster stores it, with what an update of its version names.
+  private struct ClusterRecord: Codable {
+    var entry: Entry
+    var client: String
+    var write: UInt64
+    /// For a key that has only clients' copies so far: the copy a newer one must beat.
+    var adoptedFrom: SeedOrigin?
+  }
+
+  /// The cluster changed the key since this store last saw it: decide again on the new entry.
+  private struct Conflict: Error {}
+
+  /// Why a write to the cluster failed.
+  enum ClusterFailure: Error, CustomStringConvertible {
+    /// The cluster was known to be unreachable: nothing was sent, nothing applied.
+    case unavailable
+    /// The cluster stopped answering during the commit: the write may or may not be stored.
+    case unknownOutcome(any Error)
+    /// Other brokers changed the key every time.
+    case contended
+
+    var description: String {
+      switch self {
+      case .unavailable: "the shared store (etcd) is unreachable"
+      case .unknownOutcome(let error): "the shared store (etcd) did not answer: \(error)"
+      case .contended: "the key kept changing in the shared store"
+      }
+    }
+  }
+
+  /// Loads every key of a cluster's shared store.
+  init(cluster: any BrokerCluster) throws {
+    self.cluster = cluster
+    self.instance = cluster.instance
+    self.directory = nil
+    for (key, record) in try cluster.loadAll() { absorb(key, record) }
+    clusterUpdates = []
+  }
 
   init(directory: URL?, instance: String) throws {
     self.directory = directory
     self.instance = instance
+    self.cluster = nil
     guard let directory else { return }
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     try load(from: directory)
@@ -84,8 +134,10 @@ final class BrokerStore {
 
   /// Drops the exactly-once records of `clients`. Kept in memory only: the records come back
   /// from the data at the next start, and expire again after the timeout.
+  /// In a cluster the records stay: another broker may be serving the client, and the next
+  /// commit of a key would store its pruned entry for every broker.
   func forget(_ clients: Set<String>) {
-    guard !clients.isEmpty else { return }
+    guard !clients.isEmpty, cluster == nil else { return }
     for key in entries.keys {
       entries[key]!.lastWrites = entries[key]!.lastWrites.filter { !clients.contains($0.key) }
       entries[key]!.recent?.removeAll { clients.contains($0.client) }
@@ -139,30 +191,36 @@ final class BrokerStore {
   func seed(
     client: String, key: String, origin: SeedOrigin, value: Data, writes: [String: UInt64]
   ) throws -> UInt64? {
-    let current = copyToBeat(key)
-    guard entries[key] == nil || current != nil else { return nil }
-    var entry = entries[key] ?? Entry(version: 0, value: Data(), lastWrites: [:])
-    entry.lastWrites.merge(writes, uniquingKeysWith: max)
-    guard current.map({ origin > $0 }) ?? true else {
-      // Not logged: the records only help while the clients that hold those writes are alive.
+    try retryingConflicts { () throws -> UInt64? in
+      let current = copyToBeat(key)
+      guard entries[key] == nil || current != nil else { return nil }
+      var entry = entries[key] ?? Entry(version: 0, value: Data(), lastWrites: [:])
+      entry.lastWrites.merge(writes, uniquingKeysWith: max)
+      guard current.map({ origin > $0 }) ?? true else {
+        // Not stored: the records only help while the clients that hold those writes are alive.
+        entries[key] = entry
+        return nil
+      }
+      entry.version += 1
+      entry.value = value
+      entry.lastClient = nil
+      entry.instance = instance
+      Self.remember(writes, madeVersion: entry.version, in: &entry.recent)
+      if cluster != nil {
+        try commit(key, ClusterRecord(entry: entry, client: client, write: 0, adoptedFrom: origin))
+      } else {
+        try append(
+          LogRecord(
+            key: key, version: entry.version, client: client, write: 0, value: value,
+            instance: instance,
+            writes: entry.lastWrites
+          )
+        )
+      }
       entries[key] = entry
-      return nil
+      seeded[key] = origin
+      return entry.version
     }
-    entry.version += 1
-    entry.value = value
-    entry.lastClient = nil
-    entry.instance = instance
-    Self.remember(writes, madeVersion: entry.version, in: &entry.recent)
-    try append(
-      LogRecord(
-        key: key, version: entry.version, client: client, write: 0, value: value,
-        instance: instance,
-        writes: entry.lastWrites
-      )
-    )
-    entries[key] = entry
-    seeded[key] = origin
-    return entry.version
   }
 
   /// Compare-and-set: applies the write only when `base` is the current version, the write was
@@ -171,35 +229,132 @@ final class BrokerStore {
   func write(
     client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil
   ) throws -> WriteResult {
-    // The key is looked up (hashed) once, and its entry read and changed in place: copying it
-    // out and back would copy its per-client map on every write.
-    let slot = entries.index(forKey: key)
-    let version = slot.map { entries.values[$0].version } ?? 0
-    let lastWrite = slot.flatMap { entries.values[$0].lastWrites[client] } ?? 0
-    let lastClient = slot.flatMap { entries.values[$0].lastClient }
-    let follows = after.map { $0 == lastWrite && lastClient == client } ?? true
-    guard write > lastWrite, base == version, follows else {
-      let current = slot.map { entries.values[$0].value } ?? Data()
-      let writes = slot.map { Self.writes(entries.values[$0].recent, after: base) } ?? [:]
-      return .rejected(version: version, lastWrite: lastWrite, value: current, writes: writes)
+    try retryingConflicts {
+      // The key is looked up (hashed) once, and its entry read and changed in place: copying it
+      // out and back would copy its per-client map on every write.
+      let slot = entries.index(forKey: key)
+      let version = slot.map { entries.values[$0].version } ?? 0
+      let lastWrite = slot.flatMap { entries.values[$0].lastWrites[client] } ?? 0
+      let lastClient = slot.flatMap { entries.values[$0].lastClient }
+      let follows = after.map { $0 == lastWrite && lastClient == client } ?? true
+      guard write > lastWrite, base == version, follows else {
+        // A cluster's entry here may lag behind: the rejection must hold for the stored one.
+        if cluster != nil { try commit(key, nil) }
+        let current = slot.map { entries.values[$0].value } ?? Data()
+        let writes = slot.map { Self.writes(entries.values[$0].recent, after: base) } ?? [:]
+        return .rejected(version: version, lastWrite: lastWrite, value: current, writes: writes)
+      }
+      let applied = Applied(version: version + 1, client: client, write: write)
+      if cluster != nil {
+        var entry = slot.map { entries.values[$0] } ?? Entry(version: 0, value: Data(), lastWrites: [:])
+        Self.apply(applied, value: value, instance: instance, to: &entry)
+        try commit(key, ClusterRecord(entry: entry, client: client, write: write))
+        entries[key] = entry
+        seeded[key] = nil
+        return .applied(version: version + 1)
+      }
+      try append(
+        LogRecord(
+          key: key, version: version + 1, client: client, write: write, value: value,
+          instance: instance)
+      )
+      if slot == nil { entries[key] = Entry(version: 0, value: Data(), lastWrites: [:]) }
+      if !seeded.isEmpty { seeded[key] = nil }
+      let index = slot ?? entries.index(forKey: key)!
+      Self.apply(applied, value: value, instance: instance, to: &entries.values[index])
+      return .applied(version: version + 1)
     }
-    try append(
-      LogRecord(
-        key: key, version: version + 1, client: client, write: write, value: value,
-        instance: instance)
-    )
-    if slot == nil { entries[key] = Entry(version: 0, value: Data(), lastWrites: [:]) }
-    if !seeded.isEmpty { seeded[key] = nil }
-    let index = slot ?? entries.index(forKey: key)!
-    entries.values[index].version = version + 1
-    entries.values[index].value = value
-    entries.values[index].lastWrites[client] = write
-    entries.values[index].lastClient = client
-    entries.values[index].instance = instance
-    Self.remember(
-      CollectionOfOne(Applied(version: version + 1, client: client, write: write)),
-      in: &entries.values[index].recent)
-    return .applied(version: version + 1)
+  }
+
+  private static func apply(
+    _ applied: Applied, value: Data, instance: String, to entry: inout Entry
+  ) {
+    entry.version = applied.version
+    entry.value = value
+    entry.lastWrites[applied.client] = applied.write
+    entry.lastClient = applied.client
+    entry.instance = instance
+    remember(CollectionOfOne(applied), in: &entry.recent)
+  }
+
+  // MARK: - The cluster
+
+  /// The entries taken from the cluster since the last call, as updates to publish (in order).
+  func takeClusterUpdates() -> [BrokerMessage] {
+    guard !clusterUpdates.isEmpty else { return [] }
+    defer { clusterUpdates = [] }
+    return clusterUpdates
+  }
+
+  /// Takes what other brokers wrote to the cluster.
+  func absorbClusterChanges() {
+    guard let cluster else { return }
+    for change in cluster.takeChanges() { absorb(change.key, change.record) }
+  }
+
+  /// Reads a key from the cluster before it is answered from here (a client that moved from
+  /// another broker may know a newer version than the watch has brought). Unreachable: the entry
+  /// held is answered.
+  func refresh(_ key: String) {
+    guard let cluster, cluster.isAvailable, let record = try? cluster.read(key: key) else { return }
+    absorb(key, record)
+  }
+
+  /// Whether this store is in a cluster that cannot be reached now.
+  var isUnavailable: Bool { cluster.map { !$0.isAvailable } ?? false }
+
+  /// Takes a cluster's record of a key if it is newer than the entry held.
+  private func absorb(_ key: String, _ record: BrokerClusterRecord) {
+    guard record.revision > revisions[key] ?? 0,
+      let decoded = try? JSONDecoder().decode(ClusterRecord.self, from: record.data)
+    else { return }
+    let previous = entries[key]?.version ?? 0
+    entries[key] = decoded.entry
+    seeded[key] = decoded.adoptedFrom
+    revisions[key] = record.revision
+    guard decoded.entry.version > previous else { return }
+    clusterUpdates.append(
+      .update(
+        key: key, version: decoded.entry.version, client: decoded.client, write: decoded.write,
+        value: decoded.entry.value))
+  }
+
+  /// Stores a key's new record in the cluster (or, with `nil`, checks that the entry held is the
+  /// stored one); throws ``Conflict`` after taking the newer record when the key had changed.
+  private func commit(_ key: String, _ record: ClusterRecord?) throws {
+    guard let cluster else { return }
+    guard cluster.isAvailable else { throw ClusterFailure.unavailable }
+    let data = try record.map { try JSONEncoder().encode($0) }
+    let result: BrokerClusterCommit
+    do {
+      result = try cluster.commit(key: key, record: data, expecting: revisions[key] ?? 0)
+    } catch {
+      throw ClusterFailure.unknownOutcome(error)
+    }
+    switch result {
+    case .stored(let revision):
+      revisions[key] = revision
+    case .changed(let current?):
+      absorb(key, current)
+      throw Conflict()
+    case .changed(nil):
+      // Deleted from the store by hand: start the key over.
+      entries[key] = nil
+      revisions[key] = nil
+      throw Conflict()
+    }
+  }
+
+  /// Runs `body` again while the cluster changes the key under it, a bounded number of times.
+  private func retryingConflicts<Result>(_ body: () throws -> Result) throws -> Result {
+    for _ in 0..<64 {
+      do {
+        return try body()
+      } catch is Conflict {
+        continue
+      }
+    }
+    throw ClusterFailure.contended
   }
 
   /// Appends to a key's recent writes, trimming them in batches (a trim moves the array).

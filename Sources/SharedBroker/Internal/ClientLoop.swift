@@ -15,7 +15,11 @@ internal import ZeroMQ
 final class ClientLoop: @unchecked Sendable {
   /// Set once, before the I/O thread starts.
   weak var client: BrokerClient?
-  private let endpoint: String
+  /// The brokers to try, in turn.
+  private let endpoints: [String]
+  /// The one the DEALER is connected to.
+  private var current = 0
+  private var endpoint: String { endpoints[current] }
   private let configuration: BrokerClient.Configuration
   private let logger: Logger
 
@@ -36,8 +40,8 @@ final class ClientLoop: @unchecked Sendable {
   /// rather than a broker restarting mid-handshake.
   private var closedHandshakes = 0
 
-  init(endpoint: String, id: String, configuration: BrokerClient.Configuration, logger: Logger) {
-    self.endpoint = endpoint
+  init(endpoints: [String], id: String, configuration: BrokerClient.Configuration, logger: Logger) {
+    self.endpoints = endpoints
     self.configuration = configuration
     self.logger = logger
     machine = ClientStateMachine(
@@ -267,6 +271,29 @@ final class ClientLoop: @unchecked Sendable {
     return "\(router[..<colon]):\(port)"
   }
 
+  // MARK: - Fail-over
+
+  /// Connects the DEALER to the next broker of the list; the SUB follows its `WELCOME`.
+  private func moveToNextBroker() {
+    guard endpoints.count > 1 else { return }
+    try? dealer.disconnect(endpoint)
+    current = (current + 1) % endpoints.count
+    do {
+      try dealer.connect(endpoint)
+    } catch {
+      logger.error(
+        "Cannot connect to the broker", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+    }
+    if let old = publisherEndpoint {
+      try? subscriber.disconnect(old)
+      publisherEndpoint = nil
+    }
+    dealerTouched = true
+    subscriberTouched = true
+    machine.connectionLost(&actions)
+    logger.notice("Trying another broker", metadata: ["endpoint": "\(endpoint)"])
+  }
+
   // MARK: - Published messages
 
   private func drainPublished(_ client: BrokerClient) {
@@ -286,6 +313,10 @@ final class ClientLoop: @unchecked Sendable {
   // MARK: - Performing
 
   private func perform(_ client: BrokerClient) {
+    if actions.moveToNextBroker {
+      actions.moveToNextBroker = false
+      moveToNextBroker()
+    }
     for message in actions.messages {
       dealerTouched = true
       do {

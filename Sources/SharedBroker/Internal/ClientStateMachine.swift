@@ -40,6 +40,9 @@ struct ClientStateMachine {
   private var lastPing: ContinuousClock.Instant
   /// While not connected, HELLO is retried quickly at first, then at the heartbeat interval.
   private var helloBackoff = ClientStateMachine.firstRetry
+  /// When the connection was lost, or the client last asked to move to another broker: after as
+  /// long again without a `WELCOME`, it asks to move on.
+  private var lastMove: ContinuousClock.Instant
   private var nextWriteID: UInt64 = 1
   /// Keys the last PONG said the broker holds at another version, checked at the next tick,
   /// once the updates read meanwhile are applied.
@@ -59,8 +62,12 @@ struct ClientStateMachine {
     self.missedHeartbeats = missedHeartbeats
     self.logger = logger
     lastHeard = now
+    lastMove = now
     lastPing = now - .seconds(3600)
   }
+
+  /// How long a broker may stay silent before the client counts it as lost.
+  private var silenceLimit: Duration { heartbeat * missedHeartbeats }
 
   private var pingInterval: Duration { connected ? heartbeat : min(helloBackoff, heartbeat) }
 
@@ -131,12 +138,13 @@ struct ClientStateMachine {
       }
       behind = []
     }
-    if connected, now - lastHeard > heartbeat * missedHeartbeats {
+    if connected, now - lastHeard > silenceLimit {
       logger.warning("Broker stopped answering")
-      connected = false
-      for index in channels.values.indices { handle(index, .disconnected, &actions) }
-      helloBackoff = Self.firstRetry
-      actions.state = .disconnected
+      lose(at: now, &actions)
+    } else if !connected, now - lastMove > silenceLimit {
+      // No broker of the list has answered for as long: try the next one.
+      actions.moveToNextBroker = true
+      lastMove = now
     }
     if now - lastPing >= pingInterval {
       if connected {
@@ -196,6 +204,15 @@ struct ClientStateMachine {
     case .ack(let key, _, _), .reject(let key, _, _, _, _, _):
       guard connected else { return }
       route(reply, to: key, at: now, &actions)
+    case .error(.unavailable, _, _, _):
+      // The broker cannot reach its cluster's store: another broker of the cluster can.
+      if connected {
+        logger.warning("Broker cut from its cluster's store")
+        lose(at: now, &actions)
+      } else if now - lastMove >= heartbeat {
+        actions.moveToNextBroker = true
+        lastMove = now
+      }
     case .error(.helloFirst, _, _, _):
       // The connection is new to the broker (it restarted, or the connection was re-made): the
       // request was not handled. Handshake again; the keys resync and the writes go out again.
@@ -259,6 +276,17 @@ struct ClientStateMachine {
     return output
   }
 
+  /// The broker is lost: every key waits, with its mutations pending, and the client asks to
+  /// move to the next broker, if it has several.
+  private mutating func lose(at now: ContinuousClock.Instant, _ actions: inout ClientActions) {
+    connected = false
+    for index in channels.values.indices { handle(index, .disconnected, &actions) }
+    helloBackoff = Self.firstRetry
+    actions.state = .disconnected
+    actions.moveToNextBroker = true
+    lastMove = now
+  }
+
   /// Starts the handshake over, as after a lost connection.
   private mutating func helloAgain(at now: ContinuousClock.Instant, _ actions: inout ClientActions)
   {
@@ -283,4 +311,7 @@ struct ClientActions {
   var state: BrokerClient.ConnectionState?
   /// Waiters (for a confirmation, for the sync) may want to look again.
   var progressed = false
+  /// The broker is lost: connect to the next of the client's brokers (if it has more than one)
+  /// before sending anything else.
+  var moveToNextBroker = false
 }

@@ -1,0 +1,258 @@
+public import Etcd
+public import Foundation
+public import Logging
+public import SharedBroker
+import Synchronization
+
+/// The store that several brokers share through etcd: one etcd key per shared key, holding the
+/// key's value, version and exactly-once records, written with a transaction that compares the
+/// key's revision, so a write applied through one broker is seen, and never applied again,
+/// through every other.
+///
+/// Each broker watches the keys and publishes, to its own subscribers, what the others wrote, in
+/// etcd's order; a watch that is cut resumes from the revision after the last one it delivered,
+/// and one whose revision etcd compacted away reads every key again. A probe every half second
+/// tells whether etcd's quorum answers: while it does not, the broker refuses writes and tells its
+/// clients to move to another broker.
+///
+/// ```swift
+/// let store = try await EtcdBrokerStore.connect(endpoints: ["http://127.0.0.1:2379"])
+/// let broker = BrokerServer(configuration: configuration, cluster: store)
+/// try broker.start()
+/// ```
+public final class EtcdBrokerStore: BrokerCluster {
+  /// The id of the cluster's data, made by the first broker that found etcd without one. Every
+  /// broker of the cluster announces it as its instance.
+  public let instance: String
+  /// etcd's client.
+  public let etcd: EtcdClient
+  private let keysPrefix: Data
+  private let logger: Logger
+
+  private struct State {
+    var changes: [(key: String, record: BrokerClusterRecord)] = []
+    var available = true
+    var onChange: (@Sendable () -> Void)?
+    var tasks: [Task<Void, Never>] = []
+    var closed = false
+  }
+  private let state = Mutex(State())
+
+  private init(instance: String, etcd: EtcdClient, prefix: String, logger: Logger) {
+    self.instance = instance
+    self.etcd = etcd
+    self.keysPrefix = Data((prefix + "keys/").utf8)
+    self.logger = logger
+  }
+
+  /// Connects to etcd and reads the cluster's id, making one if etcd has none yet.
+  ///
+  /// - Parameters:
+  ///   - endpoints: etcd's client URLs (`http://HOST:PORT`).
+  ///   - prefix: Where in etcd's key space the cluster keeps its keys.
+  ///   - requestTimeout: How long one request may take on one etcd member.
+  ///   - logger: Where to log lost and regained contact.
+  public static func connect(
+    endpoints: [String], prefix: String = "/sharedmirror/",
+    requestTimeout: Duration = .seconds(1), logger: Logger = Logger(label: "broker.etcd")
+  ) async throws -> EtcdBrokerStore {
+    let etcd = EtcdClient(endpoints: endpoints, requestTimeout: requestTimeout)
+    do {
+      let key = Data((prefix + "cluster").utf8)
+      let created = Data(BrokerServer.newInstanceID().utf8)
+      let result = try await etcd.transaction(
+        compare: [.createRevision(of: key, equals: 0)], success: [.put(key, created)],
+        failure: [.range(key)])
+      let instance =
+        result.succeeded ? created : result.ranges.first?.first?.value ?? created
+      return EtcdBrokerStore(
+        instance: String(decoding: instance, as: UTF8.self), etcd: etcd, prefix: prefix,
+        logger: logger)
+    } catch {
+      try? await etcd.shutdown()
+      throw error
+    }
+  }
+
+  /// Parses `etcd://HOST:PORT[,HOST:PORT...]` (the broker's `--store`) into client URLs.
+  ///
+  /// - Returns: `nil` when the text is not such a URL.
+  public static func endpoints(fromStore text: String) -> [String]? {
+    guard text.hasPrefix("etcd://") else { return nil }
+    let members = text.dropFirst("etcd://".count).split(separator: ",", omittingEmptySubsequences: false)
+    guard !members.isEmpty else { return nil }
+    var endpoints: [String] = []
+    for member in members {
+      guard let colon = member.lastIndex(of: ":"), colon != member.startIndex,
+        let port = Int(member[member.index(after: colon)...]), (1...65_535).contains(port),
+        !member.contains("/")
+      else { return nil }
+      endpoints.append("http://\(member)")
+    }
+    return endpoints
+  }
+
+  // MARK: - BrokerCluster
+
+  public var isAvailable: Bool { state.withLock { $0.available } }
+
+  public func setOnChange(_ onChange: @escaping @Sendable () -> Void) {
+    state.withLock { $0.onChange = onChange }
+  }
+
+  public func loadAll() throws -> [String: BrokerClusterRecord] {
+    let (revision, keyValues) = try blocking { [etcd, keysPrefix] in
+      try await etcd.range(keysPrefix, prefix: true)
+    }
+    var records: [String: BrokerClusterRecord] = [:]
+    for keyValue in keyValues {
+      guard let key = sharedKey(keyValue.key) else { continue }
+      records[key] = BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision)
+    }
+    startWatching(from: revision + 1)
+    return records
+  }
+
+  public func commit(key: String, record: Data?, expecting revision: Int64) throws
+    -> BrokerClusterCommit
+  {
+    let etcdKey = keysPrefix + Data(key.utf8)
+    do {
+      let result = try blocking { [etcd] in
+        try await etcd.transaction(
+          compare: [.modRevision(of: etcdKey, equals: revision)],
+          success: record.map { [.put(etcdKey, $0)] } ?? [], failure: [.range(etcdKey)])
+      }
+      guard result.succeeded else {
+        let current = result.ranges.first?.first
+        return .changed(current.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) })
+      }
+      return .stored(revision: record == nil ? revision : result.revision)
+    } catch {
+      setAvailable(false, because: error)
+      throw error
+    }
+  }
+
+  public func read(key: String) throws -> BrokerClusterRecord? {
+    let etcdKey = keysPrefix + Data(key.utf8)
+    let (_, keyValues) = try blocking { [etcd] in try await etcd.range(etcdKey) }
+    return keyValues.first.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) }
+  }
+
+  public func takeChanges() -> [(key: String, record: BrokerClusterRecord)] {
+    state.withLock { state in
+      defer { state.changes = [] }
+      return state.changes
+    }
+  }
+
+  public func close() {
+    let tasks = state.withLock { state in
+      state.closed = true
+      return state.tasks
+    }
+    for task in tasks { task.cancel() }
+    let etcd = etcd
+    try? blocking { try await etcd.shutdown() }
+  }
+
+  // MARK: - Watching and probing
+
+  private func startWatching(from revision: Int64) {
+    let watching = Task { [self] in await watch(from: revision) }
+    let probing = Task { [self] in await probe() }
+    state.withLock { $0.tasks += [watching, probing] }
+  }
+
+  /// Follows every change of the keys, resuming after the last revision delivered.
+  private func watch(from start: Int64) async {
+    var next = start
+    while !Task.isCancelled {
+      do {
+        for try await batch in etcd.watch(prefix: keysPrefix, from: next) {
+          let changes = batch.changes.compactMap { keyValue in
+            sharedKey(keyValue.key).map {
+              (key: $0, record: BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision))
+            }
+          }
+          next = max(next, (batch.changes.map(\.modRevision).max() ?? batch.revision - 1) + 1)
+          if !changes.isEmpty { deliver(changes) }
+        }
+      } catch EtcdError.compacted(let revision) {
+        logger.warning("etcd compacted the watched history; reading every key again", metadata: ["revision": "\(revision)"])
+        if let (current, keyValues) = try? await etcd.range(keysPrefix, prefix: true) {
+          deliver(keyValues.compactMap { keyValue in
+            sharedKey(keyValue.key).map {
+              (key: $0, record: BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision))
+            }
+          })
+          next = current + 1
+        }
+      } catch {
+        if Task.isCancelled { return }
+        logger.debug("etcd watch cut; resuming", metadata: ["revision": "\(next)", "error": "\(error)"])
+      }
+      try? await Task.sleep(for: .milliseconds(200))
+    }
+  }
+
+  /// Asks etcd's quorum every half second whether it answers.
+  private func probe() async {
+    let clusterKey = keysPrefix.dropLast("keys/".count) + Data("cluster".utf8)
+    while !Task.isCancelled {
+      do {
+        _ = try await etcd.range(Data(clusterKey))
+        setAvailable(true, because: nil)
+      } catch {
+        if Task.isCancelled { return }
+        setAvailable(false, because: error)
+      }
+      try? await Task.sleep(for: .milliseconds(500))
+    }
+  }
+
+  private func deliver(_ changes: [(key: String, record: BrokerClusterRecord)]) {
+    let onChange = state.withLock { state in
+      state.changes += changes
+      return state.onChange
+    }
+    onChange?()
+  }
+
+  private func setAvailable(_ available: Bool, because error: (any Error)?) {
+    let (changed, onChange) = state.withLock { state in
+      defer { state.available = available }
+      return (state.available != available && !state.closed, state.onChange)
+    }
+    guard changed else { return }
+    if available {
+      logger.notice("etcd answers again")
+    } else {
+      logger.error("etcd unreachable: refusing writes", metadata: ["error": "\(error.map { "\($0)" } ?? "")"])
+    }
+    onChange?()
+  }
+
+  private func sharedKey(_ etcdKey: Data) -> String? {
+    guard etcdKey.starts(with: keysPrefix) else { return nil }
+    return String(bytes: etcdKey.dropFirst(keysPrefix.count), encoding: .utf8)
+  }
+}
+
+/// Runs async work to its end on the calling thread (the broker's own, never a task's).
+private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+  let result = Mutex<Result<T, any Error>?>(nil)
+  let done = DispatchSemaphore(value: 0)
+  Task {
+    do {
+      let value = try await body()
+      result.withLock { $0 = .success(value) }
+    } catch {
+      result.withLock { $0 = .failure(error) }
+    }
+    done.signal()
+  }
+  done.wait()
+  return try result.withLock { $0! }.get()
+}
