@@ -13,6 +13,7 @@ deps:
 	command -v tmux >/dev/null || missing="$$missing tmux"; \
 	command -v docker-compose >/dev/null || missing="$$missing docker-compose"; \
 	command -v debootstrap >/dev/null || missing="$$missing debootstrap"; \
+	command -v etcd >/dev/null || missing="$$missing etcd-server"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \

@@ -15,7 +15,8 @@ public struct ProgramOptions: ParsableArguments {
   }
 
   /// The broker's endpoint.
-  @Option(help: "The broker's endpoint (env SHARED_BROKER_URL).")
+  @Option(
+    help: "The broker's endpoint, or several brokers' separated by commas (env SHARED_BROKER_URL).")
   public var broker =
     ProcessInfo.processInfo.environment["SHARED_BROKER_URL"] ?? "tcp://127.0.0.1:5555"
 
@@ -83,9 +84,11 @@ public struct ProgramOptions: ParsableArguments {
     else {
       throw ValidationError("--key must be 1 to 256 bytes of UTF-8 without control characters.")
     }
-    guard broker.contains("://") else {
+    guard broker.split(separator: ",", omittingEmptySubsequences: false).allSatisfy({ $0.contains("://") })
+    else {
       throw ValidationError(
-        "--broker (or SHARED_BROKER_URL) must be an endpoint such as tcp://127.0.0.1:5555, not \"\(broker)\"."
+        "--broker (or SHARED_BROKER_URL) must be an endpoint such as tcp://127.0.0.1:5555, or "
+          + "several separated by commas, not \"\(broker)\"."
       )
     }
     guard (curveServerKey == nil) == (curveKeyFile == nil) else {

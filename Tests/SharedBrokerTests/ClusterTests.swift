@@ -1,0 +1,277 @@
+import Dependencies
+import Etcd
+import Foundation
+import Logging
+import SharedBroker
+import SharedBrokerCluster
+import Sharing
+import Testing
+import TestSupport
+import ZeroMQ
+
+/// Brokers that share their keys through a real 3-member etcd cluster on loopback: the
+/// programs as users run them (`broker --store etcd://…`, `counter --broker a,b`), and a broker
+/// in this process where a test needs its counters. `make chaos` runs the fault tests larger
+/// (CLUSTER_INCREMENTS).
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct ClusterTests {
+  static var increments: Int {
+    ProcessInfo.processInfo.environment["CLUSTER_INCREMENTS"].flatMap(Int.init) ?? 200
+  }
+
+  /// Taps in bursts spread over a second or more, so faults land in the middle of them.
+  static func script(_ increments: Int, bursts: Int = 10) -> String {
+    let burst = max(1, increments / bursts)
+    var parts = Array(repeating: "+x\(burst),wait:50", count: increments / burst)
+    if increments % burst > 0 { parts.append("+x\(increments % burst)") }
+    return parts.joined(separator: ",")
+  }
+
+  static func counter(_ brokers: String, key: String, script: String) async throws -> ChildProcess {
+    try await ChildProcess(
+      "counter",
+      ["--broker", brokers, "--key", key, "--script", script, "--print", "json", "--timeout", "60"])
+  }
+
+  /// The value a `profile --once` reads through `broker`.
+  static func stats(at broker: String, key: String) async throws -> String {
+    let profile = try await ChildProcess(
+      "profile", ["--broker", broker, "--key", key, "--once", "--print", "json"])
+    #expect(await profile.waitForExit() == 0, "\(profile.printed)")
+    return profile.printed.split(separator: "\n").last.map(String.init) ?? ""
+  }
+
+  static func instance(_ broker: ChildProcess) -> String? {
+    broker.printed.split(separator: " ").first { $0.hasPrefix("instance=") }.map(String.init)
+  }
+
+  @Test func countersOnDifferentBrokersConvergeExactly() async throws {
+    try await withEtcdCluster { etcd in
+      let (first, router1, _) = try await startBroker(["--store", etcd.store])
+      defer { first.signal(SIGTERM) }
+      let (second, router2, _) = try await startBroker(["--store", etcd.store])
+      defer { second.signal(SIGTERM) }
+      // One cluster, one instance: a client moving between them keeps its versions.
+      #expect(Self.instance(first) != nil && Self.instance(first) == Self.instance(second))
+      let welcomes = try [router1, router2].map { router -> String? in
+        guard case .welcome(let instance, _, _)? = try RawClient(router, hello: nil).request(.hello(client: "w"))
+        else { return nil }
+        return instance
+      }
+      #expect(welcomes[0] != nil && welcomes[0] == welcomes[1])
+      #expect(Self.instance(first) == "instance=\(welcomes[0] ?? "")")
+
+      var counters: [ChildProcess] = []
+      for router in [router1, router1, router2, router2] {
+        counters.append(try await Self.counter(router, key: "converge", script: Self.script(Self.increments)))
+      }
+      for counter in counters { #expect(await counter.waitForExit() == 0, "\(counter.printed.suffix(300))") }
+      let total = 4 * Self.increments
+      for router in [router1, router2] {
+        let final = try await Self.stats(at: router, key: "converge")
+        #expect(final == #"{"count":\#(total),"maxCount":\#(total),"minCount":0,"numberOfCounts":\#(total)}"#)
+      }
+    }
+  }
+
+  /// A client of one broker sees another broker's writes as they happen, through etcd's watch.
+  @Test func writesThroughOneBrokerArePublishedByTheOther() async throws {
+    try await withEtcdCluster { etcd in
+      let first = try await ClusterBroker(etcd)
+      defer { first.stop() }
+      let second = try await ClusterBroker(etcd)
+      defer { second.stop() }
+      let writer = BrokerClient(endpoint: first.router)
+      defer { writer.close() }
+      let reader = BrokerClient(endpoint: second.router)
+      defer { reader.close() }
+      let written = withDependencies {
+        $0.brokerClient = writer
+        $0.persistentReferences = PersistentReferences()
+      } operation: { Shared(wrappedValue: 0, .broker("watched")) }
+      let read = withDependencies {
+        $0.brokerClient = reader
+        $0.persistentReferences = PersistentReferences()
+      } operation: { SharedReader(wrappedValue: 0, .broker("watched")) }
+      try await writer.waitUntilConnected()
+      try await reader.waitUntilConnected()
+      var values = read.publisher.values.makeAsyncIterator()
+      for _ in 0..<20 { written.withLock { $0 += 1 } }
+      try await writer.waitUntilConfirmed()
+      while let value = await values.next(), value < 20 {}
+      #expect(read.wrappedValue == 20)
+      // Only the first broker applied writes; the second only published what etcd told it.
+      #expect(first.server.statistics.writesApplied >= 1)
+      #expect(second.server.statistics.writesApplied == 0)
+    }
+  }
+
+  /// The broker four counters write through is SIGKILLed: they move to the other broker and
+  /// every increment is counted once. Afterwards nothing spins.
+  @Test func brokerKilledWhileCountersWriteTheyFailOver() async throws {
+    try await withEtcdCluster { etcd in
+      let (doomed, router1, _) = try await startBroker(["--store", etcd.store])
+      let (survivor, router2, _) = try await startBroker(["--store", etcd.store])
+      defer {
+        doomed.signal(SIGKILL)
+        survivor.signal(SIGTERM)
+      }
+      let increments = Self.increments
+      var counters: [ChildProcess] = []
+      for _ in 0..<4 {
+        counters.append(
+          try await Self.counter("\(router1),\(router2)", key: "failover", script: Self.script(increments, bursts: 20)))
+      }
+      // Killed once a tenth of the taps are through the first broker: in the middle of them.
+      let probe = BrokerClient(endpoint: router2)
+      defer { probe.close() }
+      let probed = withDependencies {
+        $0.brokerClient = probe
+        $0.persistentReferences = PersistentReferences()
+      } operation: { SharedReader(wrappedValue: [String: Int](), .broker("failover")) }
+      var values = probed.publisher.values.makeAsyncIterator()
+      while let value = await values.next(), (value["count"] ?? 0) < 4 * increments / 10 {}
+      doomed.signal(SIGKILL)
+      let killed = ContinuousClock.now
+      for counter in counters { #expect(await counter.waitForExit() == 0, "\(counter.printed.suffix(300))") }
+      let total = 4 * increments
+      let final = try await Self.stats(at: router2, key: "failover")
+      #expect(final == #"{"count":\#(total),"maxCount":\#(total),"minCount":0,"numberOfCounts":\#(total)}"#)
+      print("cluster: broker SIGKILLed under 4 counters; all done \(ContinuousClock.now - killed) later → \(final)")
+      print("chaos-row | broker SIGKILL in a 2-broker etcd cluster (fail-over) | 1 | 4 × \(increments) increments | \(total - count(in: final)) |")
+      let ticks = survivor.cpuTicks
+      try await Task.sleep(for: .seconds(1))  // a window to measure CPU time in, not a wait for work
+      #expect(survivor.cpuTicks - ticks <= 10)
+    }
+  }
+
+  /// An etcd member (the one the broker talks to first) is SIGKILLed while counters write: the
+  /// other two keep the quorum, the broker moves to them, and no increment is lost.
+  @Test func etcdMemberKilledTheClusterKeepsAcceptingWrites() async throws {
+    try await withEtcdCluster { etcd in
+      let (broker, router, _) = try await startBroker(["--store", etcd.store])
+      defer { broker.signal(SIGTERM) }
+      let increments = Self.increments
+      var counters: [ChildProcess] = []
+      for _ in 0..<2 {
+        counters.append(try await Self.counter(router, key: "member", script: Self.script(increments, bursts: 20)))
+      }
+      let probe = BrokerClient(endpoint: router)
+      defer { probe.close() }
+      let probed = withDependencies {
+        $0.brokerClient = probe
+        $0.persistentReferences = PersistentReferences()
+      } operation: { SharedReader(wrappedValue: [String: Int](), .broker("member")) }
+      var values = probed.publisher.values.makeAsyncIterator()
+      while let value = await values.next(), (value["count"] ?? 0) < 2 * increments / 10 {}
+      await etcd.kill(0)
+      for counter in counters { #expect(await counter.waitForExit() == 0, "\(counter.printed.suffix(300))") }
+      let after = try await Self.counter(router, key: "member", script: "+x10")
+      #expect(await after.waitForExit() == 0, "\(after.printed.suffix(300))")
+      let total = 2 * increments + 10
+      let final = try await Self.stats(at: router, key: "member")
+      #expect(final.contains(#""count":\#(total),"#))
+      print("chaos-row | etcd member SIGKILL under load (3 members) | 1 | 2 × \(increments) + 10 increments | \(total - count(in: final)) |")
+    }
+  }
+
+  /// Two of three etcd members gone: no quorum. The broker answers `HELLO` and `PING` with
+  /// `unavailable` and refuses a write with `storage` rather than apply what it cannot store;
+  /// with the quorum back, the same write goes through.
+  @Test func brokerCutFromEtcdRefusesWrites() async throws {
+    try await withEtcdCluster { etcd in
+      let broker = try await ClusterBroker(etcd)
+      defer { broker.stop() }
+      let raw = try RawClient(broker.router, hello: "raw")
+      let write = BrokerMessage.write(
+        client: "raw", write: 1, key: "cut", base: 0, value: Data("1".utf8), after: nil)
+      await etcd.kill(1)
+      await etcd.kill(2)
+      // The broker's probe notices within a second or two.
+      var answer: BrokerMessage?
+      repeat {
+        answer = try raw.request(.ping(versions: []))
+      } while answer.map({ if case .pong = $0 { true } else { false } }) ?? false
+      guard case .error(.unavailable, _, _, _)? = answer else {
+        Issue.record("PING got \(String(describing: answer))")
+        return
+      }
+      guard case .error(.storage, _, "cut", 1)? = try raw.request(write) else {
+        Issue.record("the write was not refused")
+        return
+      }
+      #expect(broker.server.statistics.writesApplied == 0)
+      let ping = try await runCommand(productsDirectory.appendingPathComponent("broker").path, ["ping", broker.router])
+      #expect(ping.status == 1, "broker ping must fail while etcd has no quorum")
+
+      try await etcd.start(1)
+      try await etcd.start(2)
+      try await etcd.waitUntilServing()
+      repeat {
+        answer = try raw.request(.ping(versions: []))
+      } while answer.map({ if case .pong = $0 { false } else { true } }) ?? true
+      guard case .ack(_, 1, 1)? = try raw.request(write) else {
+        Issue.record("the write did not go through with the quorum back")
+        return
+      }
+    }
+  }
+
+  /// Every broker restarted against an empty etcd (its data lost): the clients' copies seed it
+  /// back, as they seed a single broker restarted without `--data`, and their taps go on top.
+  @Test func emptiedEtcdIsSeededBackByTheClients() async throws {
+    let etcd = try await EtcdCluster(members: 1)
+    let first = try await ClusterBroker(etcd, seedWindow: .seconds(1))
+    let client = BrokerClient(endpoints: [first.router])
+    defer { client.close() }
+    let count = withDependencies {
+      $0.brokerClient = client
+      $0.persistentReferences = PersistentReferences()
+    } operation: { Shared(wrappedValue: 0, .broker("seeded")) }
+    try await client.waitUntilConnected()
+    for _ in 0..<5 { count.withLock { $0 += 1 } }
+    try await client.waitUntilConfirmed()
+    first.stop()
+    await etcd.shutdown()
+
+    let fresh = try await EtcdCluster(members: 1)
+    let second = try await ClusterBroker(fresh, seedWindow: .seconds(1), listen: first.router, publish: first.publisher)
+    defer { second.stop() }
+    #expect(second.instance != first.instance)
+    for _ in 0..<3 { count.withLock { $0 += 1 } }
+    try await client.waitUntilConfirmed(timeout: .seconds(20))
+    #expect(count.wrappedValue == 8)
+    #expect(second.server.statistics.seedsAdopted == 1)
+    second.stop()
+    await fresh.shutdown()
+  }
+}
+
+/// A broker in this process on an etcd cluster, on free loopback ports.
+final class ClusterBroker: Sendable {
+  let server: BrokerServer
+  let router: String
+  let publisher: String
+  let instance: String
+
+  init(
+    _ etcd: EtcdCluster, seedWindow: Duration = .zero, listen: String = "tcp://127.0.0.1:*",
+    publish: String = "tcp://127.0.0.1:*"
+  ) async throws {
+    let store = try await EtcdBrokerStore.connect(endpoints: etcd.clientURLs)
+    instance = store.instance
+    server = BrokerServer(
+      configuration: BrokerConfiguration(listen: listen, publish: publish, seedWindow: seedWindow),
+      cluster: store)
+    let endpoints = try server.start()
+    router = endpoints.router
+    publisher = endpoints.publisher
+  }
+
+  func stop() { server.stop() }
+}
+
+/// The `count` of a `--print json` line, or -1.
+private func count(in line: String) -> Int {
+  (try? JSONDecoder().decode([String: Int].self, from: Data(line.utf8)))?["count"] ?? -1
+}

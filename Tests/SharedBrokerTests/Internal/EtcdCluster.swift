@@ -1,0 +1,143 @@
+import Etcd
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A real etcd cluster of `members` processes on loopback ports, in a temporary directory, for
+/// one test: `make test` installs `etcd-server`. Members can be killed and started again with
+/// their data, and the whole cluster can be replaced by an empty one.
+final class EtcdCluster: Sendable {
+  struct Member: Sendable {
+    let name: String
+    let clientPort: Int
+    let peerPort: Int
+    var clientURL: String { "http://127.0.0.1:\(clientPort)" }
+    var peerURL: String { "http://127.0.0.1:\(peerPort)" }
+  }
+
+  let members: [Member]
+  let directory: URL
+  private let token = "sm-test-\(UUID().uuidString.prefix(8))"
+  private let processes: Mutex<[ChildProcess?]>
+
+  /// `etcd://…` for the broker's `--store`.
+  var store: String { "etcd://" + members.map { "127.0.0.1:\($0.clientPort)" }.joined(separator: ",") }
+  var clientURLs: [String] { members.map(\.clientURL) }
+
+  init(members count: Int = 3) async throws {
+    directory = FileManager.default.temporaryDirectory.appendingPathComponent("etcd-\(UUID())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let ports = try freeLoopbackPorts(2 * count)
+    members = (0..<count).map { Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1]) }
+    processes = Mutex(Array(repeating: nil, count: count))
+    for index in members.indices { try await start(index) }
+    try await waitUntilServing()
+  }
+
+  /// Starts member `index` (again, with its data if it ran before).
+  func start(_ index: Int) async throws {
+    let member = members[index]
+    let initial = members.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
+    let process = try await ChildProcess(
+      executable: URL(fileURLWithPath: "/usr/bin/etcd"),
+      [
+        "--name", member.name, "--data-dir", directory.appendingPathComponent(member.name).path,
+        "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
+        "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
+        "--initial-cluster", initial, "--initial-cluster-token", token,
+        "--initial-cluster-state", "new",
+        // Fast elections on loopback; values up to a 1 MiB value, base64 twice over.
+        "--heartbeat-interval", "50", "--election-timeout", "500",
+        "--max-request-bytes", "4194304", "--log-level", "warn", "--logger", "zap",
+      ])
+    processes.withLock { $0[index] = process }
+  }
+
+  /// SIGKILLs member `index` and waits for it to exit.
+  func kill(_ index: Int) async {
+    guard let process = processes.withLock({ $0[index] }) else { return }
+    process.signal(SIGKILL)
+    _ = await process.waitForExit()
+    processes.withLock { $0[index] = nil }
+  }
+
+  /// Waits until the cluster answers a linearizable read (it has a leader and a quorum).
+  func waitUntilServing(timeout: Duration = .seconds(30)) async throws {
+    let client = EtcdClient(endpoints: clientURLs, requestTimeout: .milliseconds(500))
+    defer { Task { try? await client.shutdown() } }
+    let deadline = ContinuousClock.now + timeout
+    while true {
+      do {
+        _ = try await client.range(Data("probe".utf8))
+        return
+      } catch {
+        guard ContinuousClock.now < deadline else {
+          throw EtcdDidNotStart(reason: "\(error)", output: printed)
+        }
+        try await Task.sleep(for: .milliseconds(50))  // polling for a condition, with a deadline
+      }
+    }
+  }
+
+  /// What the members printed.
+  var printed: String {
+    processes.withLock { $0 }.compactMap { $0?.printed.suffix(2_000) }.joined(separator: "\n---\n")
+  }
+
+  /// Stops every member and removes the data.
+  func shutdown() async {
+    for index in members.indices { await kill(index) }
+    try? FileManager.default.removeItem(at: directory)
+  }
+}
+
+struct EtcdDidNotStart: Error, CustomStringConvertible {
+  let reason: String
+  let output: String
+  var description: String { "etcd did not serve: \(reason)\n\(output)" }
+}
+
+/// Ports the kernel had free on 127.0.0.1, all held until every one is picked, so none repeats.
+func freeLoopbackPorts(_ count: Int) throws -> [Int] {
+  var descriptors: [Int32] = []
+  defer { for descriptor in descriptors { close(descriptor) } }
+  var ports: [Int] = []
+  for _ in 0..<count {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+    descriptors.append(descriptor)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+        bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+      }
+    }
+    guard bound else { throw POSIXError(.EADDRINUSE) }
+    ports.append(Int(UInt16(bigEndian: address.sin_port)))
+  }
+  return ports
+}
+
+/// Runs `body` with a fresh etcd cluster, shut down afterwards whatever happens.
+func withEtcdCluster<R>(
+  members: Int = 3, _ body: (EtcdCluster) async throws -> R
+) async throws -> R {
+  let cluster = try await EtcdCluster(members: members)
+  do {
+    let result = try await body(cluster)
+    await cluster.shutdown()
+    return result
+  } catch {
+    await cluster.shutdown()
+    throw error
+  }
+}
