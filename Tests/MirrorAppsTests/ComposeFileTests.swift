@@ -15,10 +15,22 @@ import TestSupport
     )
   }
 
+  /// The block of `service` in `docker-compose config`'s output.
+  static func block(of service: String, in config: String) -> String {
+    let lines = config.split(separator: "\n", omittingEmptySubsequences: false)
+    guard let start = lines.firstIndex(of: "  \(service):"[...]) else { return "" }
+    let rest = lines[(start + 1)...].prefix { $0.hasPrefix("    ") || $0.isEmpty }
+    return rest.joined(separator: "\n")
+  }
+
+  static let haServices = ["etcd1", "etcd2", "etcd3", "broker-a", "broker-b", "counter-a", "counter-b", "profile-ha"]
+
   @Test func composeFileIsValidAndRunsTheThreeServices() async throws {
     let services = try await compose("config", "--services")
     #expect(services.status == 0, "\(services.output)")
-    #expect(Set(services.output.split(separator: "\n").map(String.init)) == ["broker", "counter", "profile"])
+    #expect(
+      Set(services.output.split(separator: "\n").map(String.init))
+        == Set(["broker", "counter", "profile"] + Self.haServices))
 
     let config = try await compose("config")
     #expect(config.status == 0)
@@ -26,6 +38,33 @@ import TestSupport
     #expect(config.output.contains("- --data"))
     #expect(config.output.contains("- --autoplay"))
     #expect(config.output.contains("broker-data"))
+    // `docker compose up` starts these three only: the others are in the `ha` profile.
+    for service in ["broker", "counter", "profile"] {
+      #expect(!Self.block(of: service, in: config.output).contains("profiles:"))
+    }
+  }
+
+  /// `docker compose --profile ha up`: 3 etcd members, 2 brokers sharing them, and clients
+  /// given both brokers, in both orders.
+  @Test func haProfileRunsAnEtcdClusterTwoBrokersAndClientsOnBoth() async throws {
+    let config = try await compose("--profile", "ha", "config")
+    #expect(config.status == 0, "\(config.output)")
+    for service in Self.haServices {
+      #expect(Self.block(of: service, in: config.output).contains("profiles:\n    - ha"), "\(service)")
+    }
+    for broker in ["broker-a", "broker-b"] {
+      let block = Self.block(of: broker, in: config.output)
+      #expect(block.contains("SHARED_BROKER_STORE: etcd://etcd1:2379,etcd2:2379,etcd3:2379"))
+      #expect(block.contains("etcd3:\n        condition: service_healthy"))
+      #expect(block.contains("- 127.0.0.1:"))
+    }
+    #expect(Self.block(of: "counter-a", in: config.output).contains("tcp://broker-a:5555,tcp://broker-b:5555"))
+    #expect(Self.block(of: "counter-b", in: config.output).contains("tcp://broker-b:5555,tcp://broker-a:5555"))
+    #expect(config.output.contains("ETCD_INITIAL_CLUSTER: etcd1=http://etcd1:2380,etcd2=http://etcd2:2380,etcd3=http://etcd3:2380"))
+    // etcd's client port is for the brokers only: not published.
+    for member in ["etcd1", "etcd2", "etcd3"] {
+      #expect(!Self.block(of: member, in: config.output).contains("ports:"))
+    }
   }
 
   /// Without CURVE, the broker's ports are for this machine only; and the health check, run
