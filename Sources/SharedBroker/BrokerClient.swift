@@ -97,6 +97,8 @@ public final class BrokerClient: Sendable {
   /// The brokers' ROUTER endpoints, tried in turn: the client moves to the next one when its
   /// broker stops answering, or cannot reach its cluster's store.
   public let endpoints: [String]
+  /// The endpoint of the broker the client talks to (or tries) now: one of ``endpoints``.
+  public var currentEndpoint: String { loop.endpoint }
   /// This client's id, sent with every write (fresh per process).
   public let id: String
   let configuration: Configuration

@@ -1,6 +1,7 @@
 import Foundation
 internal import Logging
 internal import ZeroMQ
+import Synchronization
 
 /// The body of a ``BrokerClient``'s I/O thread, which owns its sockets: it polls them, decodes
 /// what they read, feeds the ``ClientStateMachine`` (which routes to each key's
@@ -17,9 +18,10 @@ final class ClientLoop: @unchecked Sendable {
   weak var client: BrokerClient?
   /// The brokers to try, in turn.
   private let endpoints: [String]
-  /// The one the DEALER is connected to.
-  private var current = 0
-  private var endpoint: String { endpoints[current] }
+  /// The one the DEALER is connected to (read by other threads too).
+  private let current = Atomic<Int>(0)
+  /// The broker endpoint the DEALER is connected to.
+  var endpoint: String { endpoints[current.load(ordering: .relaxed)] }
   private let configuration: BrokerClient.Configuration
   private let logger: Logger
 
@@ -158,10 +160,14 @@ final class ClientLoop: @unchecked Sendable {
     while let event = try? monitor.receive() {
       switch event.kind {
       case .disconnected:
+        // After a move, the old broker's connection closing is no news.
+        guard endpoints.count == 1 || event.endpoint == endpoint else { break }
         // The broker went away, and the next connection may reach another run of it, whose
         // versions mean something else. Until its WELCOME says which run it is, nothing from
         // either socket is taken for the run this client knew (the SUB may reconnect first).
         machine.connectionLost(&actions)
+        // Another broker of the cluster can take over at once.
+        if endpoints.count > 1 { actions.moveToNextBroker = true }
       case .handshakeSucceeded:
         closedHandshakes = 0
         client.handshakeFailed(nil)
@@ -277,7 +283,7 @@ final class ClientLoop: @unchecked Sendable {
   private func moveToNextBroker() {
     guard endpoints.count > 1 else { return }
     try? dealer.disconnect(endpoint)
-    current = (current + 1) % endpoints.count
+    current.store((current.load(ordering: .relaxed) + 1) % endpoints.count, ordering: .relaxed)
     do {
       try dealer.connect(endpoint)
     } catch {
@@ -290,7 +296,7 @@ final class ClientLoop: @unchecked Sendable {
     }
     dealerTouched = true
     subscriberTouched = true
-    machine.connectionLost(&actions)
+    machine.movedBroker(at: .now, &actions)
     logger.notice("Trying another broker", metadata: ["endpoint": "\(endpoint)"])
   }
 

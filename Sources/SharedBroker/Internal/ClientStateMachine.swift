@@ -118,6 +118,20 @@ struct ClientStateMachine {
     for index in channels.values.indices { handle(index, .connectionLost, &actions) }
   }
 
+  /// The loop connected the DEALER to another broker: nothing is taken for the old one, answers
+  /// to what was asked there never come, and the handshake starts over at once.
+  mutating func movedBroker(at now: ContinuousClock.Instant, _ actions: inout ClientActions) {
+    connectionLost(&actions)
+    if connected {
+      connected = false
+      actions.state = .disconnected
+    }
+    helloBackoff = Self.firstRetry
+    lastMove = now
+    lastPing = now
+    actions.messages.append(.hello(client: id))
+  }
+
   /// A security handshake succeeded. The DEALER drops what is sent before its connection is up,
   /// so the first HELLO was probably lost: it is said again now rather than at the next retry.
   mutating func handshakeSucceeded(at now: ContinuousClock.Instant, _ actions: inout ClientActions)
