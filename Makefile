@@ -61,15 +61,16 @@ profile: deps
 	cd Benchmarks && $(SWIFT) build -c release --product callgrind-peer
 	Benchmarks/Scripts/callgrind.sh "$$(cd Benchmarks && $(SWIFT) build -c release --show-bin-path)"
 
-# The full fault runs: 20 broker SIGKILLs under 4 counters x 5000 increments, a million fuzz
-# inputs, a disk that fills up, and a million seeds of the deterministic simulation (about an
-# hour on 2 cores). `make test` runs the same tests at a small size.
+# The full fault runs: 20 broker SIGKILLs under 4 counters x 5000 increments, 20 more of the
+# brokers of an etcd cluster and 20 of its members, a million fuzz inputs, a disk that fills up,
+# and a million seeds of the deterministic simulation (about an hour on 2 cores). `make test`
+# runs the same tests at a small size.
 SIM_SEEDS ?= 1000000
 chaos: deps
 	$(SWIFT) build --build-tests
 	set -o pipefail; CHAOS_RESTARTS=20 CHAOS_COUNTERS=4 CHAOS_INCREMENTS=5000 CHAOS_STOP_SECONDS=10 \
-	  CHAOS_FUZZ_INPUTS=1000000 SIM_SEEDS=$(SIM_SEEDS) \
-	  $(SWIFT) test --skip-build --filter 'ChaosTests|FuzzTests|StorageFailureTests|SimulationTests' 2>&1 \
+	  CHAOS_FUZZ_INPUTS=1000000 SIM_SEEDS=$(SIM_SEEDS) CLUSTER_INCREMENTS=2000 \
+	  $(SWIFT) test --skip-build --filter 'ChaosTests|FuzzTests|StorageFailureTests|SimulationTests|ClusterTests' 2>&1 \
 	  | tee .build/chaos.log | grep -E '^(chaos|fuzz|simulation):|Test run|✘'
 	set -o pipefail; Scripts/fuzz.sh frames 1000000 | tee -a .build/chaos.log
 	set -o pipefail; Scripts/fuzz.sh json 1000000 | tee -a .build/chaos.log

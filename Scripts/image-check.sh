@@ -96,4 +96,45 @@ in_image counter --broker "$router" --script '+x3' || fail "counter failed in th
 read=$(in_image profile --broker "$router" --once --print json) || fail "profile failed in the image"
 [[ "$read" == '{"count":3,"maxCount":3,"minCount":0,"numberOfCounts":3}' ]] \
   || fail "profile read $read, not the 3 taps"
+
+# A cluster in small: two brokers of the image share one etcd member (this machine's
+# etcd-server: etcd runs in an image of its own), and a counter given both moves to the second
+# when the first is killed.
+ports=$(/usr/bin/python3 -c 'import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')
+read -r client_port peer_port <<< "$ports"
+rm -rf "$work/etcd"
+etcd --name image-check --data-dir "$work/etcd" \
+  --listen-client-urls "http://127.0.0.1:$client_port" --advertise-client-urls "http://127.0.0.1:$client_port" \
+  --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
+  --initial-cluster "image-check=http://127.0.0.1:$peer_port" < /dev/null > "$work/etcd.log" 2>&1 &
+etcd_pid=$!
+brokers=()
+trap 'kill $broker $etcd_pid ${brokers[*]} 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+  grep -q "ready to serve client requests" "$work/etcd.log" && break
+  sleep 0.1
+done
+routers=()
+for name in a b; do
+  "${in_image[@]}" broker --store "etcd://127.0.0.1:$client_port" --listen 'tcp://127.0.0.1:*' \
+    --publish 'tcp://127.0.0.1:*' --seed-window 0 < /dev/null > "$work/broker-$name.log" 2>&1 &
+  brokers+=($!)
+  for _ in $(seq 100); do
+    grep -q "Broker listening" "$work/broker-$name.log" && break
+    kill -0 "${brokers[-1]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  routers+=("$(grep -o 'router=[^ ]*' "$work/broker-$name.log" | head -1 | cut -d= -f2)")
+  [[ -n "${routers[-1]}" ]] || { cat "$work/broker-$name.log" "$work/etcd.log"; fail "a broker of the cluster did not start in the image"; }
+done
+in_image counter --broker "${routers[0]}" --key cluster --script '+x2' || fail "counter failed on the first broker"
+kill -9 "${brokers[0]}"
+in_image counter --broker "${routers[0]},${routers[1]}" --key cluster --script '+x3' \
+  || fail "counter did not move to the second broker of the cluster"
+read=$(in_image profile --broker "${routers[1]}" --key cluster --once --print json) || fail "profile failed on the second broker"
+[[ "$read" == '{"count":5,"maxCount":5,"minCount":0,"numberOfCounts":5}' ]] \
+  || fail "the second broker of the cluster read $read, not the 5 taps"
 echo "image-check: the programs run in $runtime_image + $runtime_packages"

@@ -25,6 +25,11 @@ struct CommandLineTests {
     ("broker", ["--max-queued-updates", "0"], "--max-queued-updates must be from 1 to 2147483647"),
     ("counter", ["--script", "+x99999999999999999999"], "repeat"),
     ("broker", ["ping", "--timeout", "inf"], "--timeout must be a positive number of seconds"),
+    ("broker", ["--store", "http://127.0.0.1:2379"], "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT"),
+    ("broker", ["--store", "etcd://127.0.0.1"], "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT"),
+    ("broker", ["--store", "etcd://a:1,,b:2"], "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT"),
+    ("broker", ["--store", "etcd://127.0.0.1:2379", "--data", "/tmp/x"], "--store and --data do not go together"),
+    ("counter", ["--broker", "tcp://127.0.0.1:5555,127.0.0.1:6555"], "several separated by commas"),
   ])
   func badValuesAreUsageErrors(program: String, arguments: [String], message: String) async throws {
     let (status, output) = try await run(program, arguments)
@@ -77,7 +82,15 @@ struct CommandLineTests {
       badData.output.contains("broker: error: cannot use the data directory /proc/forbidden: "),
       "\(badData.output)"
     )
-    for result in [listenBusy, publishBusy, badData] {
+    // No etcd answers there: said at once, with the address.
+    let noEtcd = try await run(
+      "broker", ["--listen", "tcp://127.0.0.1:*", "--store", "etcd://127.0.0.1:\(try AdjacentPorts().free)"])
+    #expect(noEtcd.status == 1)
+    #expect(
+      noEtcd.output.contains("broker: error: cannot use the cluster's store at etcd://127.0.0.1:"),
+      "\(noEtcd.output)")
+    #expect(noEtcd.output.contains("etcd unreachable"), "\(noEtcd.output)")
+    for result in [listenBusy, publishBusy, badData, noEtcd] {
       #expect(!result.output.contains("Usage:"))
       #expect(!result.output.contains("NSCocoaErrorDomain"))
     }
