@@ -72,6 +72,7 @@ let package = Package(
     .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     // etcd's JSON gateway, for brokers that share their state (SharedBrokerCluster).
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     // swift-case-paths and swift-dependencies already build it for their own macros.
     .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
   ] + macroTesting,
@@ -150,7 +151,8 @@ let package = Package(
       name: "Etcd",
       dependencies: [
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
       ],
       swiftSettings: settings
     ),
@@ -160,6 +162,7 @@ let package = Package(
         "Etcd",
         "SharedBroker",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
       ],
       swiftSettings: settings
     ),

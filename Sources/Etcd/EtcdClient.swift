@@ -1,6 +1,6 @@
 public import Foundation
 internal import AsyncHTTPClient
-internal import NIOCore
+package import NIOCore
 internal import NIOHTTP1
 import Synchronization
 
@@ -9,6 +9,9 @@ import Synchronization
 ///
 /// It takes every client URL of the cluster and sticks to the one that answered last: when that
 /// member cannot be reached it tries the next, so a member that dies costs one failed attempt.
+///
+/// Reads and transactions run on async-http-client's event loops, never on the task pool: a
+/// thread that must wait for one (a broker's) waits without holding a pool thread's turn.
 ///
 /// ```swift
 /// let etcd = EtcdClient(endpoints: ["http://127.0.0.1:2379", "http://127.0.0.1:22379"])
@@ -84,16 +87,31 @@ public final class EtcdClient: Sendable {
   public func range(_ key: Data, prefix: Bool = false) async throws -> (
     revision: Int64, keyValues: [EtcdKeyValue]
   ) {
+    try await rangeFuture(key, prefix: prefix).get()
+  }
+
+  /// ``range(_:prefix:)`` as a future, for a thread that waits for it (`wait()`).
+  package func rangeFuture(_ key: Data, prefix: Bool = false) -> EventLoopFuture<
+    (revision: Int64, keyValues: [EtcdKeyValue])
+  > {
     var body: [String: String] = ["key": key.base64EncodedString()]
     if prefix { body["range_end"] = Self.prefixEnd(key).base64EncodedString() }
-    let answer = try await call("/v3/kv/range", body, as: RangeAnswer.self)
-    return (answer.header.revisionNumber, try answer.keyValues())
+    return call("/v3/kv/range", body, as: RangeAnswer.self).flatMapThrowing { answer in
+      (answer.header.revisionNumber, try answer.keyValues())
+    }
   }
 
   /// Runs a transaction: `success` when every comparison holds, `failure` otherwise, atomically.
   public func transaction(
     compare: [Compare], success: [Operation], failure: [Operation] = []
   ) async throws -> TransactionResult {
+    try await transactionFuture(compare: compare, success: success, failure: failure).get()
+  }
+
+  /// ``transaction(compare:success:failure:)`` as a future, for a thread that waits for it.
+  package func transactionFuture(
+    compare: [Compare], success: [Operation], failure: [Operation] = []
+  ) -> EventLoopFuture<TransactionResult> {
     func requests(_ operations: [Operation]) -> [TransactionAnswer.Request] {
       operations.map {
         switch $0 {
@@ -114,10 +132,11 @@ public final class EtcdClient: Sendable {
           create_revision: $0.target == "CREATE" ? String($0.revision) : nil)
       },
       success: requests(success), failure: requests(failure))
-    let answer = try await call("/v3/kv/txn", request, as: TransactionAnswer.Answer.self)
-    return TransactionResult(
-      revision: answer.header.revisionNumber, succeeded: answer.succeeded ?? false,
-      ranges: try (answer.responses ?? []).compactMap { try $0.response_range?.keyValues() })
+    return call("/v3/kv/txn", request, as: TransactionAnswer.Answer.self).flatMapThrowing { answer in
+      TransactionResult(
+        revision: answer.header.revisionNumber, succeeded: answer.succeeded ?? false,
+        ranges: try (answer.responses ?? []).compactMap { try $0.response_range?.keyValues() })
+    }
   }
 
   /// Streams the changes of every key starting with `prefix`, from `revision` on, in order.
@@ -125,7 +144,7 @@ public final class EtcdClient: Sendable {
   /// The stream ends with an error when the connection is cut (resume from the last batch's
   /// revision + 1) or with ``EtcdError/compacted(revision:)`` when `revision` is no longer kept.
   public func watch(prefix: Data, from revision: Int64) -> AsyncThrowingStream<EtcdWatchBatch, any Error> {
-    let (stream, continuation) = AsyncThrowingStream<EtcdWatchBatch, any Error>.makeStream()
+    let (batches, continuation) = AsyncThrowingStream<EtcdWatchBatch, any Error>.makeStream()
     let task = Task { [self] in
       do {
         let body = WatchBody(
@@ -133,7 +152,7 @@ public final class EtcdClient: Sendable {
             key: prefix.base64EncodedString(),
             range_end: Self.prefixEnd(prefix).base64EncodedString(),
             start_revision: String(revision)))
-        let response = try await send("/v3/watch", body, timeout: .seconds(365 * 86_400))
+        let response = try await stream("/v3/watch", body)
         var pending = Data()
         for try await buffer in response.body {
           pending.append(contentsOf: buffer.readableBytesView)
@@ -149,33 +168,73 @@ public final class EtcdClient: Sendable {
       }
     }
     continuation.onTermination = { _ in task.cancel() }
-    return stream
+    return batches
   }
 
   // MARK: - HTTP
 
-  private func call<Body: Encodable, Answer: Decodable>(
+  /// One request and its decoded answer, on the first member that answers.
+  private func call<Body: Encodable, Answer: Decodable & Sendable>(
     _ path: String, _ body: Body, as: Answer.Type
-  ) async throws -> Answer {
-    let response = try await send(path, body, timeout: requestTimeout)
-    let bytes = try await response.body.collect(upTo: 64 << 20)
-    let data = Data(bytes.readableBytesView)
-    guard response.status == .ok else {
-      let message = (try? JSONDecoder().decode(GatewayError.self, from: data))?.message
-      throw EtcdError.refused(
-        status: Int(response.status.code), message: message ?? String(decoding: data, as: UTF8.self))
-    }
+  ) -> EventLoopFuture<Answer> {
+    let eventLoop = http.eventLoopGroup.any()
+    let payload: Data
     do {
-      return try JSONDecoder().decode(Answer.self, from: data)
+      payload = try JSONEncoder().encode(body)
     } catch {
-      throw EtcdError.malformed("\(path): \(error)")
+      return eventLoop.makeFailedFuture(error)
     }
+    return attempt(path, payload, from: preferred.load(ordering: .relaxed), tried: 0, reason: "", on: eventLoop)
+      .flatMapThrowing { response in
+        let data = response.body.map { Data($0.readableBytesView) } ?? Data()
+        guard response.status == .ok else {
+          let message = (try? JSONDecoder().decode(GatewayError.self, from: data))?.message
+          throw EtcdError.refused(
+            status: Int(response.status.code),
+            message: message ?? String(decoding: data, as: UTF8.self))
+        }
+        do {
+          return try JSONDecoder().decode(Answer.self, from: data)
+        } catch {
+          throw EtcdError.malformed("\(path): \(error)")
+        }
+      }
   }
 
-  /// Sends to the preferred member, then to each other one in turn while they cannot be reached.
-  private func send<Body: Encodable>(
-    _ path: String, _ body: Body, timeout: Duration
-  ) async throws -> HTTPClientResponse {
+  /// Sends to the member at `index`, then to each next one in turn while they cannot be reached
+  /// (or, answering 503, have no leader).
+  private func attempt(
+    _ path: String, _ payload: Data, from index: Int, tried: Int, reason: String,
+    on eventLoop: any EventLoop
+  ) -> EventLoopFuture<HTTPClient.Response> {
+    guard tried < endpoints.count else {
+      return eventLoop.makeFailedFuture(EtcdError.unreachable(endpoints: endpoints, reason: reason))
+    }
+    let endpoint = endpoints[index % endpoints.count]
+    let request: HTTPClient.Request
+    do {
+      request = try HTTPClient.Request(
+        url: endpoint + path, method: .POST, headers: ["Content-Type": "application/json"],
+        body: .bytes(payload))
+    } catch {
+      return eventLoop.makeFailedFuture(error)
+    }
+    let next: @Sendable (String) -> EventLoopFuture<HTTPClient.Response> = { reason in
+      self.attempt(path, payload, from: index + 1, tried: tried + 1, reason: reason, on: eventLoop)
+    }
+    return http.execute(request: request, deadline: .now() + .nanoseconds(Self.nanoseconds(requestTimeout)))
+      .flatMap { response in
+        if response.status == .serviceUnavailable, tried < self.endpoints.count - 1 {
+          return next("member \(endpoint) has no leader")
+        }
+        self.preferred.store(index % self.endpoints.count, ordering: .relaxed)
+        return eventLoop.makeSucceededFuture(response)
+      }
+      .flatMapError { error in next("\(endpoint): \(error)") }
+  }
+
+  /// Opens a streaming request (a watch) on the first member that answers.
+  private func stream<Body: Encodable>(_ path: String, _ body: Body) async throws -> HTTPClientResponse {
     let payload = try JSONEncoder().encode(body)
     let first = preferred.load(ordering: .relaxed)
     var reason = ""
@@ -186,15 +245,11 @@ public final class EtcdClient: Sendable {
       request.headers.add(name: "Content-Type", value: "application/json")
       request.body = .bytes(ByteBuffer(bytes: payload))
       do {
-        let response = try await http.execute(
-          request, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000
-            + timeout.components.attoseconds / 1_000_000_000))
-        // A member without a leader answers 503: another member may have one.
-        if response.status == .serviceUnavailable, offset < endpoints.count - 1 {
-          reason = "member \(endpoints[index]) has no leader"
+        let response = try await http.execute(request, timeout: .hours(24 * 365))
+        guard response.status == .ok else {
+          reason = "\(endpoints[index]) answered \(response.status.code)"
           continue
         }
-        preferred.store(index, ordering: .relaxed)
         return response
       } catch is CancellationError {
         throw CancellationError()
@@ -203,6 +258,10 @@ public final class EtcdClient: Sendable {
       }
     }
     throw EtcdError.unreachable(endpoints: endpoints, reason: reason)
+  }
+
+  private static func nanoseconds(_ duration: Duration) -> Int64 {
+    duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
   }
 
   /// The first key after every key that starts with `prefix`.

@@ -2,6 +2,7 @@ public import Etcd
 public import Foundation
 public import Logging
 public import SharedBroker
+internal import NIOCore
 import Synchronization
 
 /// The store that several brokers share through etcd: one etcd key per shared key, holding the
@@ -101,9 +102,7 @@ public final class EtcdBrokerStore: BrokerCluster {
   }
 
   public func loadAll() throws -> [String: BrokerClusterRecord] {
-    let (revision, keyValues) = try blocking { [etcd, keysPrefix] in
-      try await etcd.range(keysPrefix, prefix: true)
-    }
+    let (revision, keyValues) = try etcd.rangeFuture(keysPrefix, prefix: true).wait()
     var records: [String: BrokerClusterRecord] = [:]
     for keyValue in keyValues {
       guard let key = sharedKey(keyValue.key) else { continue }
@@ -118,11 +117,10 @@ public final class EtcdBrokerStore: BrokerCluster {
   {
     let etcdKey = keysPrefix + Data(key.utf8)
     do {
-      let result = try blocking { [etcd] in
-        try await etcd.transaction(
-          compare: [.modRevision(of: etcdKey, equals: revision)],
-          success: record.map { [.put(etcdKey, $0)] } ?? [], failure: [.range(etcdKey)])
-      }
+      let result = try etcd.transactionFuture(
+        compare: [.modRevision(of: etcdKey, equals: revision)],
+        success: record.map { [.put(etcdKey, $0)] } ?? [], failure: [.range(etcdKey)]
+      ).wait()
       guard result.succeeded else {
         let current = result.ranges.first?.first
         return .changed(current.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) })
@@ -136,7 +134,7 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   public func read(key: String) throws -> BrokerClusterRecord? {
     let etcdKey = keysPrefix + Data(key.utf8)
-    let (_, keyValues) = try blocking { [etcd] in try await etcd.range(etcdKey) }
+    let (_, keyValues) = try etcd.rangeFuture(etcdKey).wait()
     return keyValues.first.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) }
   }
 
@@ -153,8 +151,9 @@ public final class EtcdBrokerStore: BrokerCluster {
       return state.tasks
     }
     for task in tasks { task.cancel() }
-    let etcd = etcd
-    try? blocking { try await etcd.shutdown() }
+    // Not waited for: the broker may stop from a task of the cooperative pool, which must not
+    // block on another task.
+    Task { [etcd] in try? await etcd.shutdown() }
   }
 
   // MARK: - Watching and probing
@@ -176,7 +175,9 @@ public final class EtcdBrokerStore: BrokerCluster {
               (key: $0, record: BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision))
             }
           }
-          next = max(next, (batch.changes.map(\.modRevision).max() ?? batch.revision - 1) + 1)
+          // Only delivered changes move the resume point: a batch's header revision may be ahead
+          // of changes still on their way (the first answer of a watch that starts in the past).
+          if let last = batch.changes.map(\.modRevision).max() { next = max(next, last + 1) }
           if !changes.isEmpty { deliver(changes) }
         }
       } catch EtcdError.compacted(let revision) {
@@ -238,21 +239,4 @@ public final class EtcdBrokerStore: BrokerCluster {
     guard etcdKey.starts(with: keysPrefix) else { return nil }
     return String(bytes: etcdKey.dropFirst(keysPrefix.count), encoding: .utf8)
   }
-}
-
-/// Runs async work to its end on the calling thread (the broker's own, never a task's).
-private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-  let result = Mutex<Result<T, any Error>?>(nil)
-  let done = DispatchSemaphore(value: 0)
-  Task {
-    do {
-      let value = try await body()
-      result.withLock { $0 = .success(value) }
-    } catch {
-      result.withLock { $0 = .failure(error) }
-    }
-    done.signal()
-  }
-  done.wait()
-  return try result.withLock { $0! }.get()
 }
