@@ -137,4 +137,7 @@ in_image counter --broker "${routers[0]},${routers[1]}" --key cluster --script '
 read=$(in_image profile --broker "${routers[1]}" --key cluster --once --print json) || fail "profile failed on the second broker"
 [[ "$read" == '{"count":5,"maxCount":5,"minCount":0,"numberOfCounts":5}' ]] \
   || fail "the second broker of the cluster read $read, not the 5 taps"
+kill -TERM "${brokers[1]}"
+for _ in $(seq 50); do kill -0 "${brokers[1]}" 2>/dev/null || break; sleep 0.1; done
+! kill -0 "${brokers[1]}" 2>/dev/null || fail "a broker of the cluster did not stop on SIGTERM"
 echo "image-check: the programs run in $runtime_image + $runtime_packages"

@@ -219,18 +219,20 @@ public final class EtcdClient: Sendable {
     } catch {
       return eventLoop.makeFailedFuture(error)
     }
-    let next: @Sendable (String) -> EventLoopFuture<HTTPClient.Response> = { reason in
-      self.attempt(path, payload, from: index + 1, tried: tried + 1, reason: reason, on: eventLoop)
+    let next: @Sendable (String) -> EventLoopFuture<HTTPClient.Response> = { failure in
+      self.attempt(
+        path, payload, from: index + 1, tried: tried + 1,
+        reason: Self.joined(reason, "\(endpoint): \(failure)"), on: eventLoop)
     }
     return http.execute(request: request, deadline: .now() + .nanoseconds(Self.nanoseconds(requestTimeout)))
       .flatMap { response in
         if response.status == .serviceUnavailable, tried < self.endpoints.count - 1 {
-          return next("member \(endpoint) has no leader")
+          return next("no leader")
         }
         self.preferred.store(index % self.endpoints.count, ordering: .relaxed)
         return eventLoop.makeSucceededFuture(response)
       }
-      .flatMapError { error in next("\(endpoint): \(error)") }
+      .flatMapError { error in next(Self.describe(error)) }
   }
 
   /// Opens a streaming request (a watch) on the first member that answers.
@@ -247,17 +249,32 @@ public final class EtcdClient: Sendable {
       do {
         let response = try await http.execute(request, timeout: .hours(24 * 365))
         guard response.status == .ok else {
-          reason = "\(endpoints[index]) answered \(response.status.code)"
+          reason = Self.joined(reason, "\(endpoints[index]): HTTP \(response.status.code)")
           continue
         }
         return response
       } catch is CancellationError {
         throw CancellationError()
       } catch {
-        reason = "\(endpoints[index]): \(error)"
+        reason = Self.joined(reason, "\(endpoints[index]): \(Self.describe(error))")
       }
     }
     throw EtcdError.unreachable(endpoints: endpoints, reason: reason)
+  }
+
+  private static func joined(_ reasons: String, _ reason: String) -> String {
+    reasons.isEmpty ? reason : reasons + "; " + reason
+  }
+
+  /// A transport error in a few words: NIO's own text for a refused connection is long and
+  /// misleading ("connection reset (error set): Connection refused (errno: 111)").
+  private static func describe(_ error: any Error) -> String {
+    let text = "\(error)"
+    if text.contains("Connection refused") { return "connection refused" }
+    if text.contains("deadlineExceeded") { return "no answer in time" }
+    if text.contains("connectTimeout") { return "connection timed out" }
+    if text.contains("remoteConnectionClosed") { return "connection closed" }
+    return text
   }
 
   private static func nanoseconds(_ duration: Duration) -> Int64 {

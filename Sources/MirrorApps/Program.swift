@@ -175,8 +175,11 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         var drawn: [String] = []
         view = observe {
           let state = store.state
+          // With several brokers, the header names the one in use (it changes with the state).
+          var shown = options
+          if client.endpoints.count > 1 { shown.broker = client.currentEndpoint }
           let lines =
-            screen(state, options) + (problem(state, client).map { ["", "  \($0)"] } ?? [])
+            screen(state, shown) + (problem(state, client).map { ["", "  \($0)"] } ?? [])
           guard lines != drawn else { return }
           drawn = lines
           terminal.draw(lines)

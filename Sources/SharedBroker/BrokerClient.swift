@@ -117,6 +117,8 @@ public final class BrokerClient: Sendable {
     var observers: [UUID: AsyncStream<ConnectionState>.Continuation] = [:]
     var closed = false
     var handshakeFailure: HandshakeFailure?
+    /// The last broker that answered it cannot reach its cluster's store, until one serves.
+    var unavailableBroker: String?
   }
 
   /// Why the last security handshake with the broker failed.
@@ -277,6 +279,13 @@ public final class BrokerClient: Sendable {
         .handshakeFailed, "cannot connect to the broker at \(endpoint): \(failure.reason)")
     }
     guard connected else {
+      if let unavailable = shared.withLock({ $0.unavailableBroker }) {
+        throw BrokerError(
+          .timedOut,
+          "no broker at \(endpoint) served within \(timeout): the broker at \(unavailable) answered "
+            + "that it cannot reach its cluster's store (etcd)"
+        )
+      }
       throw BrokerError(
         .timedOut,
         "could not reach the broker at \(endpoint) within \(timeout)"
@@ -347,8 +356,21 @@ public final class BrokerClient: Sendable {
     }
   }
 
+  /// The broker at `endpoint` answered that it cannot reach its cluster's store.
+  func brokerUnavailable(at endpoint: String) {
+    let first = shared.withLock { state in
+      defer { state.unavailableBroker = endpoint }
+      return state.unavailableBroker != endpoint
+    }
+    if first {
+      logger.warning(
+        "The broker cannot reach its cluster's store (etcd)", metadata: ["endpoint": "\(endpoint)"])
+    }
+  }
+
   func setState(_ new: ConnectionState) {
     let observed = shared.withLock { state in
+      if new == .connected || new == .syncing { state.unavailableBroker = nil }
       guard state.state != new else { return false }
       state.state = new
       for observer in state.observers.values { observer.yield(new) }

@@ -37,9 +37,17 @@ struct Ping: ParsableCommand {
     }
     _ = try socket.send(BrokerMessage.ping().frames)
     while let frames = try socket.receive() {
-      if case let .pong(instance, _)? = try? BrokerMessage(frames: frames) {
+      switch try? BrokerMessage(frames: frames) {
+      case let .pong(instance, _)?:
         print("broker at \(endpoint) answered (instance \(instance))")
         return
+      case let .error(.unavailable, message, _, _)?:
+        // It answers, but cannot serve: unhealthy, and said so at once.
+        FileHandle.standardError.write(
+          Data("broker ping: the broker at \(endpoint) answered but is unavailable: \(message)\n".utf8))
+        throw ExitCode.failure
+      default:
+        continue
       }
     }
     FileHandle.standardError.write(

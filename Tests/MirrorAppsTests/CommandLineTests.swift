@@ -30,6 +30,8 @@ struct CommandLineTests {
     ("broker", ["--store", "etcd://a:1,,b:2"], "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT"),
     ("broker", ["--store", "etcd://127.0.0.1:2379", "--data", "/tmp/x"], "--store and --data do not go together"),
     ("counter", ["--broker", "tcp://127.0.0.1:5555,127.0.0.1:6555"], "several separated by commas"),
+    ("counter", ["--broker", "tcp://127.0.0.1:5555;tcp://127.0.0.1:6555"], "several separated by commas"),
+    ("profile", ["--broker", "tcp://127.0.0.1:notaport,tcp://127.0.0.1:6555"], "several separated by commas"),
   ])
   func badValuesAreUsageErrors(program: String, arguments: [String], message: String) async throws {
     let (status, output) = try await run(program, arguments)

@@ -153,11 +153,18 @@ final class BrokerCore {
             write: 0))
         return
       }
-      store.refresh(key)
+      guard store.refresh(key) else {
+        reply(
+          .error(
+            code: .storage, message: "the cluster's store did not answer; ask again", key: key,
+            write: 0))
+        return
+      }
       publishClusterUpdates(output)
       reply(snapshot(key: key, client: client))
     case .seed(let client, let key, let origin, let version, let value, let writes):
-      store.refresh(key)
+      // Unanswered when the cluster cannot be read: the client offers its copy again.
+      guard store.refresh(key) else { return }
       do {
         let update = try seed(
           client: client, key: key, origin: .init(instance: origin, version: version), value: value,
@@ -221,8 +228,10 @@ final class BrokerCore {
               writes: writes))
         }
       } catch BrokerStore.ClusterFailure.unknownOutcome(let error) {
-        // Maybe stored: an answer either way could be wrong. The client learns the write's fate
-        // from the snapshot it takes when it syncs again, here or at another broker.
+        // Maybe stored: an answer either way could be wrong, and so could an answer to the
+        // writes pipelined behind it. The client is made to say HELLO again and sync, and learns
+        // the write's fate from the snapshot, which waits until the store has settled it.
+        sessions.requireHello(from: client)
         statistics.storageErrors += 1
         publishClusterUpdates(output)
         logger.error(

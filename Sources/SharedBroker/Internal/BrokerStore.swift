@@ -71,6 +71,9 @@ final class BrokerStore {
   private var revisions: [String: Int64] = [:]
   /// Updates of entries taken from the cluster, not yet published.
   private var clusterUpdates: [BrokerMessage] = []
+  /// Keys whose last commit went unanswered, with the revision it compared: it may still be
+  /// stored, so nothing is answered about them until a commit of their own state settles it.
+  private var doubts: [String: Int64] = [:]
 
   /// A key's entry as the cluster stores it, with what an update of its version names.
   private struct ClusterRecord: Codable {
@@ -100,6 +103,28 @@ final class BrokerStore {
       case .contended: "the key kept changing in the shared store"
       }
     }
+  }
+
+  /// Settles a key whose last commit went unanswered: once a transaction comparing the same
+  /// revision has gone through, that commit can never apply later. If the key changed, its new
+  /// entry is taken; if not, its stored record is written again unchanged, moving the revision.
+  private func settle(_ key: String) throws {
+    guard let cluster, let revision = doubts[key] else { return }
+    do {
+      let stored = try cluster.read(key: key)
+      if let stored, stored.revision == revision {
+        switch try cluster.commit(key: key, record: stored.data, expecting: revision) {
+        case .stored(let moved): revisions[key] = moved
+        case .changed(let current?): absorb(key, current)
+        case .changed(nil): break
+        }
+      } else if let stored {
+        absorb(key, stored)
+      }
+    } catch {
+      throw ClusterFailure.unavailable
+    }
+    doubts[key] = nil
   }
 
   /// Loads every key of a cluster's shared store.
@@ -191,7 +216,8 @@ final class BrokerStore {
   func seed(
     client: String, key: String, origin: SeedOrigin, value: Data, writes: [String: UInt64]
   ) throws -> UInt64? {
-    try retryingConflicts { () throws -> UInt64? in
+    try settle(key)
+    return try retryingConflicts { () throws -> UInt64? in
       let current = copyToBeat(key)
       guard entries[key] == nil || current != nil else { return nil }
       var entry = entries[key] ?? Entry(version: 0, value: Data(), lastWrites: [:])
@@ -229,7 +255,8 @@ final class BrokerStore {
   func write(
     client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil
   ) throws -> WriteResult {
-    try retryingConflicts {
+    try settle(key)
+    return try retryingConflicts {
       // The key is looked up (hashed) once, and its entry read and changed in place: copying it
       // out and back would copy its per-client map on every write.
       let slot = entries.index(forKey: key)
@@ -292,12 +319,28 @@ final class BrokerStore {
     for change in cluster.takeChanges() { absorb(change.key, change.record) }
   }
 
-  /// Reads a key from the cluster before it is answered from here (a client that moved from
-  /// another broker may know a newer version than the watch has brought). Unreachable: the entry
-  /// held is answered.
-  func refresh(_ key: String) {
-    guard let cluster, cluster.isAvailable, let record = try? cluster.read(key: key) else { return }
-    absorb(key, record)
+  /// Reads a key from the cluster before it is answered from here: a client that moved from
+  /// another broker may know a newer version than the watch has brought, and the *lastWrite* it
+  /// is told must be the stored one, or it would send again a write that was applied. Returns
+  /// `false` when the cluster could not be read (the entry held may be stale).
+  func refresh(_ key: String) -> Bool {
+    guard let cluster else { return true }
+    let record: BrokerClusterRecord?
+    do {
+      guard cluster.isAvailable else { return false }
+      try settle(key)
+      record = try cluster.read(key: key)
+    } catch {
+      return false
+    }
+    if let record {
+      absorb(key, record)
+    } else if entries[key] != nil {
+      // Deleted from the store by hand.
+      entries[key] = nil
+      revisions[key] = nil
+    }
+    return true
   }
 
   /// Whether this store is in a cluster that cannot be reached now.
@@ -329,6 +372,7 @@ final class BrokerStore {
     do {
       result = try cluster.commit(key: key, record: data, expecting: revisions[key] ?? 0)
     } catch {
+      if data != nil { doubts[key] = revisions[key] ?? 0 }
       throw ClusterFailure.unknownOutcome(error)
     }
     switch result {

@@ -92,7 +92,13 @@ final class ClientLoop: @unchecked Sendable {
       for socket in [dealer!, subscriber!] { try secure(socket) }
       let monitor = try SocketMonitor(watching: dealer, context: context)
       defer { monitor.close() }
-      try dealer.connect(endpoint)
+      do {
+        try dealer.connect(endpoint)
+      } catch where endpoints.count > 1 {
+        // The others may do: the machine moves on when this one never answers.
+        logger.error(
+          "Cannot connect to the broker", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+      }
       socketsOpen = true
       defer { socketsOpen = false }
       // Every socket is polled by its ZMQ_FD (a plain descriptor, one `poll` per wake-up where
@@ -332,6 +338,10 @@ final class ClientLoop: @unchecked Sendable {
       }
     }
     actions.messages.removeAll(keepingCapacity: true)
+    if actions.brokerUnavailable {
+      actions.brokerUnavailable = false
+      client.brokerUnavailable(at: endpoint)
+    }
     if let state = actions.state {
       actions.state = nil
       client.setState(state)

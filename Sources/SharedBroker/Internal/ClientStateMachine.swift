@@ -220,8 +220,8 @@ struct ClientStateMachine {
       route(reply, to: key, at: now, &actions)
     case .error(.unavailable, _, _, _):
       // The broker cannot reach its cluster's store: another broker of the cluster can.
+      actions.brokerUnavailable = true
       if connected {
-        logger.warning("Broker cut from its cluster's store")
         lose(at: now, &actions)
       } else if now - lastMove >= heartbeat {
         actions.moveToNextBroker = true
@@ -328,4 +328,6 @@ struct ClientActions {
   /// The broker is lost: connect to the next of the client's brokers (if it has more than one)
   /// before sending anything else.
   var moveToNextBroker = false
+  /// The broker answered that it cannot reach its cluster's store.
+  var brokerUnavailable = false
 }
