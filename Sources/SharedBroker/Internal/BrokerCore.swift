@@ -219,6 +219,9 @@ final class BrokerCore {
             .publish(
               .update(key: key, version: version, client: client, write: write, value: value)))
           reply(.ack(key: key, write: write, version: version))
+        case .found(let version):
+          publishClusterUpdates(output)
+          reply(.ack(key: key, write: write, version: version))
         case .rejected(let version, let lastWrite, let current, let writes):
           statistics.writesRejected += 1
           publishClusterUpdates(output)

@@ -42,6 +42,9 @@ final class BrokerStore {
 
   enum WriteResult: Equatable {
     case applied(version: UInt64)
+    /// Applied before, making `version`: a cluster's entry, taken with its update, shows it
+    /// (a commit whose answer was lost, found by its retry; a resend through another broker).
+    case found(version: UInt64)
     /// With the last write ids of the writers of the versions after the write's base.
     case rejected(version: UInt64, lastWrite: UInt64, value: Data, writes: [String: UInt64])
   }
@@ -217,7 +220,7 @@ final class BrokerStore {
     client: String, key: String, origin: SeedOrigin, value: Data, writes: [String: UInt64]
   ) throws -> UInt64? {
     try settle(key)
-    return try retryingConflicts { () throws -> UInt64? in
+    return try retryingConflicts { _ throws -> UInt64? in
       let current = copyToBeat(key)
       guard entries[key] == nil || current != nil else { return nil }
       var entry = entries[key] ?? Entry(version: 0, value: Data(), lastWrites: [:])
@@ -256,7 +259,7 @@ final class BrokerStore {
     client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil
   ) throws -> WriteResult {
     try settle(key)
-    return try retryingConflicts {
+    return try retryingConflicts { retried in
       // The key is looked up (hashed) once, and its entry read and changed in place: copying it
       // out and back would copy its per-client map on every write.
       let slot = entries.index(forKey: key)
@@ -265,6 +268,13 @@ final class BrokerStore {
       let lastClient = slot.flatMap { entries.values[$0].lastClient }
       let follows = after.map { $0 == lastWrite && lastClient == client } ?? true
       guard write > lastWrite, base == version, follows else {
+        // This very write, committed by a transaction whose answer was lost and then found
+        // applied by the retry: it is applied, and the writes pipelined behind it will be.
+        if retried, let made = slot.flatMap({ entries.values[$0].recent })?.last(where: {
+          $0.client == client && $0.write == write
+        }), made.version == base + 1 {
+          return .found(version: made.version)
+        }
         // A cluster's entry here may lag behind: the rejection must hold for the stored one.
         if cluster != nil { try commit(key, nil) }
         let current = slot.map { entries.values[$0].value } ?? Data()
@@ -389,11 +399,12 @@ final class BrokerStore {
     }
   }
 
-  /// Runs `body` again while the cluster changes the key under it, a bounded number of times.
-  private func retryingConflicts<Result>(_ body: () throws -> Result) throws -> Result {
-    for _ in 0..<64 {
+  /// Runs `body` again while the cluster changes the key under it, a bounded number of times;
+  /// `body` learns whether it runs again.
+  private func retryingConflicts<Result>(_ body: (_ retried: Bool) throws -> Result) throws -> Result {
+    for attempt in 0..<64 {
       do {
-        return try body()
+        return try body(attempt > 0)
       } catch is Conflict {
         continue
       }
