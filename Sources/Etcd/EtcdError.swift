@@ -9,6 +9,7 @@ public enum EtcdError: Error, Equatable, CustomStringConvertible {
   /// A watch started before the oldest revision etcd still keeps: everything must be read again.
   case compacted(revision: Int64)
 
+  /// What failed, for logs and error messages.
   public var description: String {
     switch self {
     case .unreachable(let endpoints, let reason):

@@ -95,12 +95,15 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   // MARK: - BrokerCluster
 
+  /// Whether etcd's quorum answered the last probe (every half second) and the last commit.
   public var isAvailable: Bool { state.withLock { $0.available } }
 
+  /// Called when the watch brought changes, or availability changed.
   public func setOnChange(_ onChange: @escaping @Sendable () -> Void) {
     state.withLock { $0.onChange = onChange }
   }
 
+  /// Reads every key, then starts watching from the revision after that read.
   public func loadAll() throws -> [String: BrokerClusterRecord] {
     let (revision, keyValues) = try etcd.rangeFuture(keysPrefix, prefix: true).wait()
     var records: [String: BrokerClusterRecord] = [:]
@@ -112,6 +115,8 @@ public final class EtcdBrokerStore: BrokerCluster {
     return records
   }
 
+  /// One etcd transaction: compares the key's mod revision, puts the record when equal, and
+  /// otherwise reads the key; a transport failure marks etcd unavailable.
   public func commit(key: String, record: Data?, expecting revision: Int64) throws
     -> BrokerClusterCommit
   {
@@ -132,12 +137,14 @@ public final class EtcdBrokerStore: BrokerCluster {
     }
   }
 
+  /// A linearizable read of one key.
   public func read(key: String) throws -> BrokerClusterRecord? {
     let etcdKey = keysPrefix + Data(key.utf8)
     let (_, keyValues) = try etcd.rangeFuture(etcdKey).wait()
     return keyValues.first.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) }
   }
 
+  /// What the watch delivered since the last call.
   public func takeChanges() -> [(key: String, record: BrokerClusterRecord)] {
     state.withLock { state in
       defer { state.changes = [] }
@@ -145,6 +152,7 @@ public final class EtcdBrokerStore: BrokerCluster {
     }
   }
 
+  /// Stops watching and probing, and closes the etcd client.
   public func close() {
     let tasks = state.withLock { state in
       state.closed = true

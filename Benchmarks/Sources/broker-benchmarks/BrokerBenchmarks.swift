@@ -21,7 +21,7 @@ enum BrokerBenchmarks {
       )
     default:
       print(
-        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|staleness|contention|scale|durability...]]"
+        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|staleness|contention|scale|durability|failover...]]"
           + " | reader MODE ENDPOINT COUNT"
       )
       exit(64)
@@ -56,6 +56,11 @@ enum BrokerBenchmarks {
       report.scale(scale)
     }
     if wanted("durability") { try durability(runner, runs: runs, into: &report) }
+    if wanted("failover") {
+      var runsOfFailover: [[Double]] = []
+      for _ in 0..<runs { runsOfFailover.append(try await runner.failover(times: 10)) }
+      report.failover(runsOfFailover)
+    }
     if only.isEmpty { try report.write() }
   }
 
@@ -92,10 +97,12 @@ enum BrokerBenchmarks {
   static func durability(_ runner: Runs, runs: Int, into report: inout Report) throws {
     var withData: [Double] = []
     var withoutData: [Double] = []
+    var withEtcd: [Double] = []
     for _ in 0..<runs {
-      withoutData.append(try runner.durability(persistent: false, writes: 5_000))
-      withData.append(try runner.durability(persistent: true, writes: 5_000))
+      withoutData.append(try runner.durability(.memory, writes: 5_000))
+      withData.append(try runner.durability(.data, writes: 5_000))
+      withEtcd.append(try runner.durability(.etcd, writes: 2_000))
     }
-    report.durability(with: withData, without: withoutData)
+    report.durability(with: withData, without: withoutData, etcd: withEtcd)
   }
 }

@@ -205,19 +205,39 @@ struct Report {
       ])
   }
 
-  mutating func durability(with: [Double], without: [Double]) {
+  mutating func durability(with: [Double], without: [Double], etcd: [Double]) {
     section(
       "6. Durability cost",
       [
         "Sequential confirmed writes on one key (WRITE, wait for ACK, next):",
         "",
-        "| broker | writes/s |",
-        "|---|---:|",
-        "| in memory | \(format(median(without), 0)) |",
-        "| `--data` (log appended before each ACK) | \(format(median(with), 0)) |",
+        "| broker | writes/s | µs per confirmed write |",
+        "|---|---:|---:|",
+        "| in memory | \(format(median(without), 0)) | \(format(1e6 / median(without))) |",
+        "| `--data` (log appended before each ACK) | \(format(median(with), 0)) | \(format(1e6 / median(with))) |",
+        "| `--store etcd://…` (3 members on loopback, one transaction per write) | \(format(median(etcd), 0)) | \(format(1e6 / median(etcd))) |",
         "",
         "With `--data`: **\(format(median(with) / median(without), 2))×** the in-memory rate. "
           + "Per run (noise): \(spread(zip(with, without).map { $0 / $1 }))×.",
+        "With etcd: **\(format(median(etcd) / median(without), 3))×** the in-memory rate. "
+          + "Per run (noise): \(spread(zip(etcd, without).map { $0 / $1 }))×.",
+      ])
+  }
+
+  mutating func failover(_ runs: [[Double]]) {
+    let all = runs.flatMap { $0 }
+    section(
+      "7. Fail-over",
+      [
+        "Two brokers on a 3-member etcd cluster; a client given both. The broker it talks to is "
+          + "SIGKILLed; the time from the kill until a write made right after it is confirmed "
+          + "through the other broker (\(all.count) fail-overs, \(runs.count) runs):",
+        "",
+        "| p50 | p99 | slowest |",
+        "|---:|---:|---:|",
+        "| \(format(percentile(all, 0.5))) ms | \(format(percentile(all, 0.99))) ms | \(format(all.max() ?? .nan)) ms |",
+        "",
+        "Median per run (noise): \(runs.map { format(median($0)) }.joined(separator: ", ")) ms.",
       ])
   }
 

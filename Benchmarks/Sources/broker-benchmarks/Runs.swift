@@ -328,10 +328,23 @@ struct Runs {
   // MARK: - Durability
 
   /// Sequential confirmed writes per second on one key, with or without `--data`.
-  func durability(persistent: Bool, writes: Int) throws -> Double {
+  /// Where a broker keeps its keys.
+  enum Storage {
+    case memory, data, etcd
+  }
+
+  func durability(_ storage: Storage, writes: Int) throws -> Double {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID())")
     defer { try? FileManager.default.removeItem(at: directory) }
-    let broker = try BrokerProcess(bin: bin, extra: persistent ? ["--data", directory.path] : [])
+    let etcd = storage == .etcd ? try EtcdProcesses() : nil
+    defer { etcd?.stop() }
+    let extra =
+      switch storage {
+      case .memory: [String]()
+      case .data: ["--data", directory.path]
+      case .etcd: ["--store", etcd!.store]
+      }
+    let broker = try BrokerProcess(bin: bin, extra: extra)
     defer { broker.stop() }
     let context = try Context()
     defer { context.terminate() }
@@ -348,5 +361,43 @@ struct Runs {
       _ = try dealer.receive()
     }
     return Double(writes) / (Double(now() - start) / 1e9)
+  }
+
+  /// Two brokers on one etcd cluster and a client given both: the broker the client talks to is
+  /// SIGKILLed (and started again on its endpoints) `times` times. Each figure is the time from
+  /// the kill until a write made right after it is confirmed by the other broker, in ms.
+  func failover(times: Int) async throws -> [Double] {
+    let etcd = try EtcdProcesses()
+    defer { etcd.stop() }
+    var brokers = [
+      try BrokerProcess(bin: bin, extra: ["--store", etcd.store]),
+      try BrokerProcess(bin: bin, extra: ["--store", etcd.store]),
+    ]
+    defer { for broker in brokers { broker.stop() } }
+    var logger = Logger(label: "failover")
+    logger.logLevel = .critical
+    let client = BrokerClient(endpoints: brokers.map(\.router), logger: logger)
+    defer { client.close() }
+    let count = withDependencies {
+      $0.brokerClient = client
+    } operation: { Shared(wrappedValue: 0, .broker("failover")) }
+    try await client.waitUntilConnected()
+    var durations: [Double] = []
+    for _ in 0..<times {
+      count.withLock { $0 += 1 }
+      try await client.waitUntilConfirmed()
+      guard let victim = brokers.firstIndex(where: { $0.router == client.currentEndpoint }) else {
+        throw BenchmarkError("the client talks to none of the brokers")
+      }
+      brokers[victim].kill()
+      let start = now()
+      count.withLock { $0 += 1 }
+      try await client.waitUntilConfirmed(timeout: .seconds(30))
+      durations.append(Double(now() - start) / 1e6)
+      brokers[victim] = try BrokerProcess(
+        bin: bin, extra: ["--store", etcd.store], listen: brokers[victim].router,
+        publish: brokers[victim].publisher)
+    }
+    return durations
   }
 }

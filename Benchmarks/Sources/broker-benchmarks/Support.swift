@@ -96,27 +96,39 @@ struct BenchmarkError: Error, CustomStringConvertible {
   init(_ description: String) { self.description = description }
 }
 
-/// The broker executable on free loopback ports.
+/// The broker executable on free loopback ports (or on the endpoints of an earlier one).
 final class BrokerProcess {
   let child: Child
   let router: String
+  let publisher: String
 
-  init(bin: String, extra: [String] = []) throws {
+  init(
+    bin: String, extra: [String] = [], listen: String = "tcp://127.0.0.1:*",
+    publish: String = "tcp://127.0.0.1:*"
+  ) throws {
     child = try Child(
       "\(bin)/broker",
       // No seed window: a broker just started has lost nothing, and the runs write at once.
-      [
-        "--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--log-level", "info",
-        "--seed-window", "0",
-      ]
+      ["--listen", listen, "--publish", publish, "--log-level", "info", "--seed-window", "0"]
         + extra
     )
     try child.wait(for: "Broker listening")
-    guard let field = child.output.split(separator: " ").first(where: { $0.hasPrefix("router=") })
-    else {
-      throw BenchmarkError("no router endpoint in: \(child.output)")
+    let output = child.output
+    let fields = output.split(separator: " ")
+    func field(_ name: String) throws -> String {
+      guard let field = fields.first(where: { $0.hasPrefix("\(name)=") }) else {
+        throw BenchmarkError("no \(name) endpoint in: \(output)")
+      }
+      return String(field.dropFirst(name.count + 1))
     }
-    router = String(field.dropFirst("router=".count))
+    router = try field("router")
+    publisher = try field("publisher")
+  }
+
+  /// Ends the broker as a crash would.
+  func kill() {
+    Glibc.kill(child.process.processIdentifier, SIGKILL)
+    child.process.waitUntilExit()
   }
 
   var residentKilobytes: Int {
@@ -157,4 +169,53 @@ final class BrokerProcess {
   }
 
   func stop() { child.stop() }
+}
+
+/// A 3-member etcd cluster (Debian's `etcd-server`) on loopback, in a temporary directory.
+final class EtcdProcesses {
+  private var members: [Child] = []
+  private let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-etcd-\(UUID())")
+  /// The brokers' `--store`.
+  let store: String
+
+  init(members count: Int = 3) throws {
+    // Ports the kernel picks: a ZeroMQ socket bound to `*` says which, and gives it back.
+    let context = try Context()
+    defer { context.terminate() }
+    var ports: [String] = []
+    for _ in 0..<(2 * count) {
+      let socket = try Socket(context: context, type: .pair)
+      try socket.bind("tcp://127.0.0.1:*")
+      ports.append(String(try socket.lastEndpoint.split(separator: ":").last ?? ""))
+      socket.close()
+    }
+    let peers = (0..<count).map { "m\($0)=http://127.0.0.1:\(ports[2 * $0 + 1])" }
+    store = "etcd://" + (0..<count).map { "127.0.0.1:\(ports[2 * $0])" }.joined(separator: ",")
+    for index in 0..<count {
+      let client = "http://127.0.0.1:\(ports[2 * index])"
+      let peer = "http://127.0.0.1:\(ports[2 * index + 1])"
+      members.append(
+        try Child(
+          "/usr/bin/etcd",
+          [
+            "--name", "m\(index)", "--data-dir", directory.appendingPathComponent("m\(index)").path,
+            "--listen-client-urls", client, "--advertise-client-urls", client,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", peers.joined(separator: ","), "--max-request-bytes", "4194304",
+            "--logger", "zap", "--log-outputs", "stdout",
+          ]))
+    }
+    do {
+      // Published through Raft: the cluster has a leader and this member serves.
+      for member in members { try member.wait(for: "published local member to cluster") }
+    } catch {
+      stop()
+      throw error
+    }
+  }
+
+  func stop() {
+    for member in members { member.stop() }
+    try? FileManager.default.removeItem(at: directory)
+  }
 }
