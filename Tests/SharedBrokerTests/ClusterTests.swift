@@ -80,6 +80,57 @@ struct ClusterTests {
     }
   }
 
+  /// The etcd member a broker watches through dies between writes through another broker: the
+  /// watch resumes after the last revision it delivered, and the broker publishes every version,
+  /// in order, none missing (a subscriber that missed one would otherwise resync quietly).
+  @Test func aCutWatchResumesWithoutMissingAnUpdate() async throws {
+    try await withEtcdCluster { etcd in
+      let first = try await ClusterBroker(etcd)
+      defer { first.stop() }
+      let (second, router2, publisher2) = try await startBroker(["--store", etcd.store])
+      defer { second.signal(SIGTERM) }
+      let context = try Context()
+      defer { context.terminate() }
+      let subscriber = try Socket(context: context, type: .sub)
+      defer { subscriber.close() }
+      try subscriber.set(.receiveTimeout, 10_000)
+      try subscriber.set(.subscribe, Array("cut".utf8))
+      try subscriber.connect(publisher2)
+      let syncing = try RawClient(router2, hello: "watcher")
+      var synced = false
+      while !synced {
+        try syncing.socket.send(BrokerMessage.sync(client: "watcher", key: "cut").frames)
+        try subscriber.set(.receiveTimeout, 50)
+        while let frames = try subscriber.receive() {
+          if case .synced? = try? BrokerMessage(published: frames) { synced = true }
+        }
+      }
+      try subscriber.set(.receiveTimeout, 10_000)
+
+      let writer = BrokerClient(endpoint: first.router)
+      defer { writer.close() }
+      let count = withDependencies {
+        $0.brokerClient = writer
+        $0.persistentReferences = PersistentReferences()
+      } operation: { Shared(wrappedValue: 0, .broker("cut")) }
+      try await writer.waitUntilConnected()
+      let writes = 20
+      for index in 1...writes {
+        // Both brokers talk to the first member first: its death cuts the second one's watch.
+        if index == writes / 2 { await etcd.kill(0) }
+        count.withLock { $0 += 1 }
+        try await writer.waitUntilConfirmed(timeout: .seconds(30))
+      }
+      var versions: [UInt64] = []
+      while versions.last != UInt64(writes), let frames = try subscriber.receive() {
+        if case .update(_, let version, _, _, _)? = try? BrokerMessage(published: frames) {
+          versions.append(version)
+        }
+      }
+      #expect(versions == Array(1...UInt64(writes)), "\(second.printed.suffix(2_000))")
+    }
+  }
+
   /// A client of one broker sees another broker's writes as they happen, through etcd's watch.
   @Test func writesThroughOneBrokerArePublishedByTheOther() async throws {
     try await withEtcdCluster { etcd in
