@@ -4,9 +4,10 @@ public import Foundation
 /// lives there, with a revision that changes on every write, and a write is a compare-and-set on
 /// that revision, so two brokers never both apply a write on top of the same state.
 ///
-/// The broker thread calls it synchronously; ``takeChanges()`` hands over what other brokers
-/// wrote, which the store reads on a thread of its own and announces with `onChange`. Give one to
-/// ``BrokerServer/init(configuration:cluster:logger:clock:)``.
+/// The broker's thread never waits on it: a commit is answered through its completion handler
+/// (from any thread) while the broker goes on serving, and ``takeChanges()`` hands over what
+/// other brokers wrote, which the store reads on a thread of its own and announces with
+/// `onChange`. Give one to ``BrokerServer/init(configuration:cluster:logger:clock:)``.
 public protocol BrokerCluster: AnyObject, Sendable {
   /// The id of the cluster's data, created with it: every broker of the cluster announces it as
   /// its instance, so a client that moves between them keeps its versions.
@@ -18,12 +19,13 @@ public protocol BrokerCluster: AnyObject, Sendable {
   /// Every key's record and revision, read when the broker starts.
   func loadAll() throws -> [String: BrokerClusterRecord]
   /// Stores `record` for `key` if the key is still at `revision` (0: absent), or with `nil` only
-  /// checks that it is.
+  /// checks that it is, and calls `completion` with the outcome.
   ///
-  /// - Throws: When the store could not be reached: the record may or may not be stored.
-  func commit(key: String, record: Data?, expecting revision: Int64) throws -> BrokerClusterCommit
-  /// Reads one key's current record (`nil` when absent).
-  func read(key: String) throws -> BrokerClusterRecord?
+  /// The completion gets an error when the store could not be reached: the record may or may
+  /// not be stored. Whoever sends the same commit again learns which.
+  func commit(
+    key: String, record: Data?, expecting revision: Int64,
+    completion: @escaping @Sendable (Result<BrokerClusterCommit, any Error>) -> Void)
   /// What changed since the last call, in the store's order.
   func takeChanges() -> [(key: String, record: BrokerClusterRecord)]
   /// Stops watching.

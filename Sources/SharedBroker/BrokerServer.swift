@@ -104,25 +104,36 @@ public final class BrokerServer: Service, Sendable {
   ///   directory that cannot be read or written, and why.
   @discardableResult
   public func start() throws -> BrokerEndpoints {
-    let store: BrokerStore
     let wake = try WakeUpSignal()
+    let backend: Backend
+    let machine: BrokerMachine
+    let placeholder = "inproc://unbound"
     if let cluster {
+      let driver = ClusterDriver(cluster: cluster) { [wake] in wake.signal() }
       do {
-        store = try BrokerStore(cluster: cluster)
+        machine = BrokerMachine(
+          instance: cluster.instance, run: instance, backend: .cluster,
+          configuration: configuration, publisherEndpoint: placeholder,
+          records: try driver.loadAll(), now: elapsed())
       } catch {
         throw BrokerStartError.cluster(error)
       }
-      cluster.setOnChange { [wake] in wake.signal() }
+      backend = .cluster(driver)
     } else {
+      let log: BrokerLog
       do {
-        store = try BrokerStore(directory: configuration.dataDirectory, instance: instance)
+        log = try BrokerLog(directory: configuration.dataDirectory)
       } catch {
         throw BrokerStartError.dataDirectory(configuration.dataDirectory?.path ?? "", error)
       }
+      machine = BrokerMachine(
+        instance: instance, run: instance, backend: .log, configuration: configuration,
+        publisherEndpoint: placeholder, entries: log.loaded, now: elapsed())
+      backend = .log(log)
     }
     let ready = Mutex<Result<BrokerEndpoints, any Error>?>(nil)
     let bound = DispatchSemaphore(value: 0)
-    let box = UncheckedStore(store)
+    let owned = UncheckedOwned(machine: machine, backend: backend)
     let thread = IOThread(name: "sm-broker") { [self] in
       do {
         let context = try Context()
@@ -145,10 +156,11 @@ public final class BrokerServer: Service, Sendable {
         )
         ready.withLock { $0 = .success(endpoints) }
         bound.signal()
+        var machine = owned.machine
+        machine.publisherEndpoint = endpoints.publisher
         serve(
-          router: router, publisher: publisher, zap: zap, wake: wake, store: box.store,
-          endpoints: endpoints
-        )
+          router: router, publisher: publisher, zap: zap, wake: wake, machine: machine,
+          backend: owned.backend)
       } catch {
         ready.withLock { $0 = .failure(error) }
         bound.signal()
@@ -162,8 +174,8 @@ public final class BrokerServer: Service, Sendable {
       metadata: [
         "router": "\(endpoints.router)", "publisher": "\(endpoints.publisher)",
         "data": "\(cluster != nil ? "cluster" : configuration.dataDirectory?.path ?? "memory only")",
-        "instance": "\(store.instance)",
-        "keys": "\(store.entries.count)",
+        "instance": "\(machine.instance)",
+        "keys": "\(machine.statistics.keys)",
       ]
     )
     return endpoints
@@ -244,21 +256,21 @@ public final class BrokerServer: Service, Sendable {
 
   /// Answers every waiting ZAP request (RFC 27): only CURVE clients whose key is on the
   /// allow-list pass. Stops at an empty receive, which leaves the socket's descriptor armed.
-  private func authenticate(_ zap: Socket, _ core: BrokerCore) {
+  private func authenticate(_ zap: Socket, _ machine: inout BrokerMachine) {
     while let request = try? zap.receive(dontWait: true) {
       guard request.count >= 6 else { continue }
-      answer(request, on: zap, core)
+      answer(request, on: zap, &machine)
     }
   }
 
-  private func answer(_ request: [Data], on zap: Socket, _ core: BrokerCore) {
+  private func answer(_ request: [Data], on zap: Socket, _ machine: inout BrokerMachine) {
     let mechanism = String(decoding: request[5], as: UTF8.self)
     let key = request.count >= 7 ? CurveKeyPair.encode(Array(request[6])) : ""
     let allowed =
       mechanism == "CURVE" && configuration.curve?.allowedClientKeys.contains(key) == true
     if !allowed {
-      core.deniedClient()
-      counters.withLock { $0 = core.statistics }
+      machine.deniedClient()
+      counters.withLock { $0 = machine.statistics }
       logger.warning(
         "Denied a client",
         metadata: ["mechanism": "\(mechanism)", "key": "\(key.isEmpty ? "none" : key)"]
@@ -272,15 +284,40 @@ public final class BrokerServer: Service, Sendable {
   }
 
   private func serve(
-    router: Socket, publisher: Socket, zap: Socket?, wake: WakeUpSignal, store: BrokerStore,
-    endpoints: BrokerEndpoints
+    router: Socket, publisher: Socket, zap: Socket?, wake: WakeUpSignal, machine: BrokerMachine,
+    backend: Backend
   ) {
-    let core = BrokerCore(
-      instance: store.instance, store: store, configuration: configuration,
-      publisherEndpoint: endpoints.publisher,
-      logger: logger, now: elapsed()
-    )
-    counters.withLock { $0 = core.statistics }
+    var machine = machine
+    var actions: [BrokerMachine.Action] = []
+    actions.reserveCapacity(16)
+    counters.withLock { $0 = machine.statistics }
+    // Carries out the actions, and those that the log's answers make.
+    func perform() {
+      var next = 0
+      while next < actions.count {
+        let action = actions[next]
+        next += 1
+        switch action {
+        case .reply(let peer, let message):
+          _ = try? router.send([peer] + message.frames, dontWait: true)
+        case .publish(let message):
+          _ = try? publisher.send(message.frames, dontWait: true)
+        case .commit(let commit):
+          switch backend {
+          case .log(let log):
+            machine.committed(commit.token, log.commit(commit), into: &actions)
+          case .cluster(let driver):
+            guard let outcome = driver.commit(commit) else { continue }
+            machine.committed(commit.token, outcome, into: &actions)
+          }
+          // Counted before the answers go out.
+          counters.withLock { $0 = machine.statistics }
+        case .report(let report):
+          log(report)
+        }
+      }
+      actions.removeAll(keepingCapacity: true)
+    }
     // Every socket is polled by its ZMQ_FD, as the clients do: one `ppoll` per wake-up, where
     // `zmq_poll` makes a non-blocking pass first and asks each socket for its events before and
     // after it waits. The descriptor only signals commands nobody took in yet, so a socket used
@@ -303,22 +340,34 @@ public final class BrokerServer: Service, Sendable {
       return
     }
     // The ZAP socket is only ever drained to empty, so its descriptor stays armed after this.
-    if let zap { authenticate(zap, core) }
+    if let zap { authenticate(zap, &machine) }
     var routerTouched = true
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
         let routerWaiting = routerTouched && router.hasInput
-        let ready = try poller.poll(timeout: routerWaiting ? .zero : .seconds(1))
+        // A commit to send again is due within a fraction of a second.
+        let idle: Duration = machine.retries.isEmpty ? .seconds(1) : BrokerMachine.retryDelay / 2
+        let ready = try poller.poll(timeout: routerWaiting ? .zero : idle)
         if ready.contains(wakeIndex) {
           wake.clear()
-          if cluster != nil {
-            core.absorbClusterChanges { send($0, router: router, publisher: publisher) }
-            counters.withLock { $0 = core.statistics }
+          if case .cluster(let driver) = backend {
+            machine.setAvailable(driver.cluster.isAvailable)
+            for (token, outcome) in driver.takeOutcomes() {
+              machine.committed(token, outcome, into: &actions)
+            }
+            machine.watched(driver.takeChanges(), into: &actions)
+            counters.withLock { $0 = machine.statistics }
+            perform()
           }
         }
         if ready.contains(publisherIndex) { _ = try? publisher.get(.events) }
-        if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap, core) }
-        if core.forgetSilentClients(at: elapsed()) { counters.withLock { $0 = core.statistics } }
+        if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap, &machine) }
+        let forgotten = machine.statistics.forgottenClients
+        machine.tick(at: elapsed(), into: &actions)
+        if !actions.isEmpty || machine.statistics.forgottenClients != forgotten {
+          counters.withLock { $0 = machine.statistics }
+          perform()
+        }
         guard ready.contains(routerIndex) || routerWaiting else { continue }
         // Drain what is queued, a bounded batch at a time so a stop request is seen promptly.
         routerTouched = true
@@ -327,16 +376,11 @@ public final class BrokerServer: Service, Sendable {
             routerTouched = false
             break
           }
-          var counted = false
-          core.handle(frames.dropFirst(), from: frames.first ?? Data(), at: elapsed()) { output in
-            // Counted before anything goes out: whoever hears of the request may ask next.
-            if !counted {
-              counters.withLock { $0 = core.statistics }
-              counted = true
-            }
-            send(output, router: router, publisher: publisher)
-          }
-          if !counted { counters.withLock { $0 = core.statistics } }
+          machine.receive(
+            frames.dropFirst(), from: frames.first ?? Data(), at: elapsed(), into: &actions)
+          // Counted before anything goes out: whoever hears of the request may ask next.
+          counters.withLock { $0 = machine.statistics }
+          perform()
         }
       } catch let error as ZMQError where error.isContextTerminated {
         return
@@ -345,18 +389,41 @@ public final class BrokerServer: Service, Sendable {
       }
     }
   }
-}
 
-private func send(_ output: BrokerCore.Output, router: Socket, publisher: Socket) {
-  switch output {
-  case .reply(let peer, let message):
-    _ = try? router.send([peer] + message.frames, dontWait: true)
-  case .publish(let message): _ = try? publisher.send(message.frames, dontWait: true)
+  private func log(_ report: BrokerMachine.Report) {
+    switch report {
+    case .rejectedRequest(let reason, let rejected):
+      logger.warning(
+        "Rejected request", metadata: ["reason": "\(reason)", "rejected so far": "\(rejected)"])
+    case .oversized(let key, let bytes):
+      logger.warning("Rejected oversized value", metadata: ["key": "\(key)", "bytes": "\(bytes)"])
+    case .forgotClients(let count):
+      logger.info("Forgot silent clients", metadata: ["count": "\(count)"])
+    case .adopted(let key, let origin):
+      logger.info(
+        "Adopted a client's copy",
+        metadata: [
+          "key": "\(key)", "origin": "\(origin.instance)", "version": "\(origin.version)",
+        ])
+    case .storageFailed(let key, let reason):
+      logger.error("Could not persist a write", metadata: ["key": "\(key)", "error": "\(reason)"])
+    case .commitUnanswered(let key, let reason):
+      logger.error(
+        "The cluster's store did not answer a commit; sending it again",
+        metadata: ["key": "\(key)", "error": "\(reason)"])
+    }
   }
 }
 
-/// Hands the store, created on the caller's thread, to the broker thread that alone uses it.
-private struct UncheckedStore: @unchecked Sendable {
-  let store: BrokerStore
-  init(_ store: BrokerStore) { self.store = store }
+/// Where the broker's keys are stored.
+private enum Backend {
+  case log(BrokerLog)
+  case cluster(ClusterDriver)
+}
+
+/// Hands the machine and the log, made on the caller's thread, to the broker thread that alone
+/// uses them.
+private struct UncheckedOwned: @unchecked Sendable {
+  let machine: BrokerMachine
+  let backend: Backend
 }

@@ -116,32 +116,30 @@ public final class EtcdBrokerStore: BrokerCluster {
   }
 
   /// One etcd transaction: compares the key's mod revision, puts the record when equal, and
-  /// otherwise reads the key; a transport failure marks etcd unavailable.
-  public func commit(key: String, record: Data?, expecting revision: Int64) throws
-    -> BrokerClusterCommit
-  {
+  /// otherwise reads the key; a transport failure marks etcd unavailable. The completion runs on
+  /// the HTTP client's event loop.
+  public func commit(
+    key: String, record: Data?, expecting revision: Int64,
+    completion: @escaping @Sendable (Result<BrokerClusterCommit, any Error>) -> Void
+  ) {
     let etcdKey = keysPrefix + Data(key.utf8)
-    do {
-      let result = try etcd.transactionFuture(
-        compare: [.modRevision(of: etcdKey, equals: revision)],
-        success: record.map { [.put(etcdKey, $0)] } ?? [], failure: [.range(etcdKey)]
-      ).wait()
-      guard result.succeeded else {
+    etcd.transactionFuture(
+      compare: [.modRevision(of: etcdKey, equals: revision)],
+      success: record.map { [.put(etcdKey, $0)] } ?? [], failure: [.range(etcdKey)]
+    ).whenComplete { [self] result in
+      switch result {
+      case .success(let result) where result.succeeded:
+        completion(.success(.stored(revision: record == nil ? revision : result.revision)))
+      case .success(let result):
         let current = result.ranges.first?.first
-        return .changed(current.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) })
+        completion(
+          .success(
+            .changed(current.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) })))
+      case .failure(let error):
+        setAvailable(false, because: error)
+        completion(.failure(error))
       }
-      return .stored(revision: record == nil ? revision : result.revision)
-    } catch {
-      setAvailable(false, because: error)
-      throw error
     }
-  }
-
-  /// A linearizable read of one key.
-  public func read(key: String) throws -> BrokerClusterRecord? {
-    let etcdKey = keysPrefix + Data(key.utf8)
-    let (_, keyValues) = try etcd.rangeFuture(etcdKey).wait()
-    return keyValues.first.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) }
   }
 
   /// What the watch delivered since the last call.

@@ -1,34 +1,44 @@
 import Foundation
-import Logging
 @testable import SharedBroker
 import Testing
 
-/// The broker's decisions on a shared store, driven synchronously against an in-memory store
-/// whose faults the tests choose: a commit that was stored but never answered, one that may
-/// still apply late, a key another broker changed, a store that cannot be reached.
+/// The broker machine on a shared store, driven synchronously through its cluster driver against
+/// an in-memory store whose faults the tests choose: a commit that was stored but never
+/// answered, one that may still apply late, a key another broker changed, a store that cannot
+/// be reached, and commits that the tests answer one at a time.
 @Suite struct ClusterStoreTests {
-  /// One broker of a cluster, fed requests from one connection at a time.
+  /// One broker of a cluster: its machine and driver, with a clock of the test's.
   final class Broker {
-    let core: BrokerCore
+    private var machine: BrokerMachine
+    private let driver: ClusterDriver
+    private var actions: [BrokerMachine.Action] = []
+    private(set) var now = Duration.seconds(1)
 
     init(_ cluster: FakeCluster) throws {
-      let store = try BrokerStore(cluster: cluster)
-      core = BrokerCore(
-        instance: store.instance, store: store, configuration: BrokerConfiguration(seedWindow: .zero),
-        publisherEndpoint: "inproc://published", logger: Logger(label: "test"), now: .zero)
+      driver = ClusterDriver(cluster: cluster) {}
+      machine = BrokerMachine(
+        instance: cluster.instance, run: "run-\(UUID().uuidString.prefix(8))", backend: .cluster,
+        configuration: BrokerConfiguration(seedWindow: .zero),
+        publisherEndpoint: "inproc://published", records: try driver.loadAll(), now: .zero)
     }
 
     /// What `message` from connection `peer` makes the broker send: replies and publications.
-    func send(_ message: BrokerMessage, from peer: String = "p") -> (reply: BrokerMessage?, published: [BrokerMessage]) {
-      var reply: BrokerMessage?
-      var published: [BrokerMessage] = []
-      core.handle(message.frames, from: Data(peer.utf8), at: .seconds(1)) { output in
-        switch output {
-        case .reply(_, let message): reply = message
-        case .publish(let message): published.append(message)
-        }
-      }
-      return (reply, published)
+    func send(_ message: BrokerMessage, from peer: String = "p") -> Sent {
+      machine.setAvailable(driver.cluster.isAvailable)
+      machine.receive(message.frames, from: Data(peer.utf8), at: now, into: &actions)
+      return carryOut()
+    }
+
+    /// What the broker sends once `time` has passed.
+    func wait(_ time: Duration) -> Sent {
+      now += time
+      machine.tick(at: now, into: &actions)
+      return carryOut()
+    }
+
+    /// What the broker sends once the store's answers that arrived are taken in.
+    func takeAnswers() -> Sent {
+      carryOut()
     }
 
     func write(_ client: String, _ write: UInt64, base: UInt64, _ value: String, after: UInt64? = nil)
@@ -36,49 +46,76 @@ import Testing
     {
       send(.write(client: client, write: write, key: "k", base: base, value: Data(value.utf8), after: after)).reply
     }
+
+    private func carryOut() -> Sent {
+      var sent = Sent()
+      repeat {
+        for (token, outcome) in driver.takeOutcomes() {
+          machine.committed(token, outcome, into: &actions)
+        }
+        var next = 0
+        while next < actions.count {
+          let action = actions[next]
+          next += 1
+          switch action {
+          case .reply(_, let message): sent.replies.append(message)
+          case .publish(let message): sent.published.append(message)
+          case .commit(let commit):
+            if let outcome = driver.commit(commit) {
+              machine.committed(commit.token, outcome, into: &actions)
+            }
+          case .report: break
+          }
+        }
+        actions.removeAll()
+      } while driver.hasOutcomes
+      return sent
+    }
   }
 
-  @Test func aCommitStoredButNotAnsweredIsReportedAppliedAfterAResync() throws {
+  struct Sent {
+    var replies: [BrokerMessage] = []
+    var published: [BrokerMessage] = []
+    var reply: BrokerMessage? { replies.last }
+  }
+
+  /// A commit stored but never answered is sent again; finding its own record, the broker
+  /// acknowledges it, and the write pipelined behind it, in order, each applied once.
+  @Test func aCommitStoredButNotAnsweredIsAcknowledgedWhenSentAgain() throws {
     let cluster = FakeCluster()
     let broker = try Broker(cluster)
     _ = broker.send(.hello(client: "c"))
     #expect(broker.write("c", 1, base: 0, "1") == .ack(key: "k", write: 1, version: 1))
 
     cluster.nextCommit = .storeThenFail
-    // Its fate unknown to the broker: no answer, and none to what is pipelined behind it
-    // either, which is refused as from a connection that must say HELLO again.
     #expect(broker.write("c", 2, base: 1, "2") == nil)
-    guard case .error(.helloFirst, _, "k", 3)? = broker.write("c", 3, base: 2, "3", after: 2) else {
-      Issue.record("a write pipelined behind an unanswered one was answered as if decided")
+    #expect(broker.write("c", 3, base: 2, "3", after: 2) == nil)
+    // Heartbeats are answered meanwhile.
+    guard case .pong? = broker.send(.ping(versions: [])).reply else {
+      Issue.record("a heartbeat waited on the key's commit")
       return
     }
-    _ = broker.send(.hello(client: "c"))
-    guard case .snapshot(_, 2, 2, let value, _)? = broker.send(.get(client: "c", key: "k")).reply else {
-      Issue.record("the snapshot does not say the stored write was applied")
-      return
-    }
-    #expect(value == Data("2".utf8))
+    #expect(broker.wait(.milliseconds(50)).replies.isEmpty)
+    let sent = broker.wait(BrokerMachine.retryDelay)
+    #expect(sent.replies == [.ack(key: "k", write: 2, version: 2), .ack(key: "k", write: 3, version: 3)])
+    #expect(cluster.stored("k")?.entry.version == 3)
+    #expect(cluster.stored("k")?.entry.value == Data("3".utf8))
   }
 
-  /// A commit that went unanswered may still be in etcd's log: the key is settled (its stored
-  /// state written again, moving its revision) before anything about it is answered, so the
-  /// late commit can no longer apply and "not applied" stays true.
-  @Test func aCommitThatMayApplyLateIsFencedBeforeTheSnapshot() throws {
+  /// A commit that went unanswered may still be in etcd's log; sent again, it compares the
+  /// same revision, so whichever of the two gets there first applies, and the other cannot.
+  @Test(arguments: [false, true])
+  func aCommitThatMayApplyLateAppliesOnce(lateFirst: Bool) throws {
     let cluster = FakeCluster()
     let broker = try Broker(cluster)
     _ = broker.send(.hello(client: "c"))
     #expect(broker.write("c", 1, base: 0, "1") == .ack(key: "k", write: 1, version: 1))
     cluster.nextCommit = .failThenApplyLate
     #expect(broker.write("c", 2, base: 1, "2") == nil)
-
-    _ = broker.send(.hello(client: "c"))
-    guard case .snapshot(_, 1, 1, _, _)? = broker.send(.get(client: "c", key: "k")).reply else {
-      Issue.record("the snapshot should say write 2 was not applied")
-      return
-    }
+    if lateFirst { #expect(cluster.applyLateCommit()) }
+    #expect(broker.wait(BrokerMachine.retryDelay).reply == .ack(key: "k", write: 2, version: 2))
     #expect(cluster.applyLateCommit() == false)
-    // The client sends its change again under a new id: applied once.
-    #expect(broker.write("c", 3, base: 1, "2") == .ack(key: "k", write: 3, version: 2))
+    #expect(cluster.stored("k")?.entry.version == 2)
   }
 
   /// The etcd client retries a transaction on another member when the first one's answer is
@@ -139,19 +176,76 @@ import Testing
     cluster.available = true
     #expect(broker.write("c", 2, base: 0, "1") == .ack(key: "k", write: 2, version: 1))
   }
+
+  /// Writes to a key whose commit is out wait, and are then stored together with one commit;
+  /// heartbeats, and other keys, are answered meanwhile.
+  @Test func writesToABusyKeyAreStoredTogether() throws {
+    let cluster = FakeCluster()
+    cluster.holding = true
+    let broker = try Broker(cluster)
+    for client in ["a", "b", "c"] { _ = broker.send(.hello(client: client), from: client) }
+    #expect(broker.send(.write(client: "a", write: 1, key: "k", base: 0, value: Data("a".utf8), after: nil), from: "a").replies.isEmpty)
+    #expect(broker.send(.write(client: "b", write: 1, key: "k", base: 1, value: Data("b".utf8), after: nil), from: "b").replies.isEmpty)
+    #expect(broker.send(.write(client: "c", write: 1, key: "k", base: 2, value: Data("c".utf8), after: nil), from: "c").replies.isEmpty)
+    #expect(cluster.held == 1)
+    guard case .pong? = broker.send(.ping(versions: []), from: "b").reply else {
+      Issue.record("a heartbeat waited on another connection's commit")
+      return
+    }
+    _ = broker.send(.get(client: "c", key: "j"), from: "c")
+    #expect(cluster.held == 2)
+
+    cluster.answer(0)
+    #expect(broker.takeAnswers().replies == [.ack(key: "k", write: 1, version: 1)])
+    // The two that waited go out as one commit.
+    #expect(cluster.held == 2)
+    cluster.answer(1)
+    cluster.answer(0)
+    let sent = broker.takeAnswers()
+    #expect(sent.replies.prefix(2) == [.ack(key: "k", write: 1, version: 2), .ack(key: "k", write: 1, version: 3)])
+    #expect(
+      sent.published == [
+        .update(key: "k", version: 2, client: "b", write: 1, value: Data("b".utf8)),
+        .update(key: "k", version: 3, client: "c", write: 1, value: Data("c".utf8)),
+      ])
+    #expect(cluster.commits == 3)
+    #expect(cluster.stored("k")?.entry.lastWrites == ["a": 1, "b": 1, "c": 1])
+  }
+
+  /// A connection's answers keep the order of its requests, even when a later request's
+  /// commit is answered first.
+  @Test func answersKeepTheirConnectionsOrder() throws {
+    let cluster = FakeCluster()
+    cluster.holding = true
+    let broker = try Broker(cluster)
+    _ = broker.send(.hello(client: "c"))
+    _ = broker.send(.write(client: "c", write: 1, key: "k", base: 0, value: Data("1".utf8), after: nil))
+    _ = broker.send(.get(client: "c", key: "j"))
+    cluster.answer(1)
+    #expect(broker.takeAnswers().replies.isEmpty)
+    cluster.answer(0)
+    let replies = broker.takeAnswers().replies
+    guard replies.count == 2, case .ack = replies[0], case .snapshot = replies[1] else {
+      Issue.record("answers out of order: \(replies)")
+      return
+    }
+  }
 }
 
 /// An in-memory shared store with etcd's compare-and-set on revisions, driven from the test's
-/// thread only, whose next commit can be made to fail after, or before, being stored.
+/// thread only, whose next commit can be made to fail after, or before, being stored, and whose
+/// commits can be held until the test answers them.
 final class FakeCluster: BrokerCluster, @unchecked Sendable {
   enum Fault {
-    /// Stores the record, then throws as a lost answer would.
+    /// Stores the record, then fails as a lost answer would.
     case storeThenFail
-    /// Throws; the commit stays pending and may apply later (``applyLateCommit()``).
+    /// Fails; the commit stays pending and may apply later (``applyLateCommit()``).
     case failThenApplyLate
     /// Stores the record, and answers as a retry on another member would: the key changed.
     case storeThenAnswerChanged
   }
+
+  typealias Completion = @Sendable (Result<BrokerClusterCommit, any Error>) -> Void
 
   struct LostAnswer: Error {}
 
@@ -159,19 +253,33 @@ final class FakeCluster: BrokerCluster, @unchecked Sendable {
   var available = true
   var isAvailable: Bool { available }
   var nextCommit: Fault?
+  /// Whether commits wait for ``answer(_:)``.
+  var holding = false
   private(set) var commits = 0
   private var records: [String: BrokerClusterRecord] = [:]
   private var revision: Int64 = 0
   private var late: (key: String, record: Data, expecting: Int64)?
+  private var waiting: [(key: String, record: Data?, expecting: Int64, completion: Completion)] = []
 
   func setOnChange(_ onChange: @escaping @Sendable () -> Void) {}
   func loadAll() throws -> [String: BrokerClusterRecord] { records }
-  func read(key: String) throws -> BrokerClusterRecord? { records[key] }
   func takeChanges() -> [(key: String, record: BrokerClusterRecord)] { [] }
   func close() {}
 
-  func commit(key: String, record: Data?, expecting revision: Int64) throws -> BrokerClusterCommit {
+  /// Commits waiting for an answer.
+  var held: Int { waiting.count }
+
+  /// The record stored for `key`.
+  func stored(_ key: String) -> ClusterRecord? {
+    records[key].flatMap { try? JSONDecoder().decode(ClusterRecord.self, from: $0.data) }
+  }
+
+  func commit(key: String, record: Data?, expecting revision: Int64, completion: @escaping Completion) {
     commits += 1
+    if holding {
+      waiting.append((key, record, revision, completion))
+      return
+    }
     if let record, let fault = nextCommit {
       nextCommit = nil
       switch fault {
@@ -179,16 +287,23 @@ final class FakeCluster: BrokerCluster, @unchecked Sendable {
       case .failThenApplyLate: late = (key, record, revision)
       case .storeThenAnswerChanged:
         _ = apply(key, record, expecting: revision)
-        return .changed(records[key])
+        return completion(.success(.changed(records[key])))
       }
-      throw LostAnswer()
+      return completion(.failure(LostAnswer()))
     }
-    return apply(key, record, expecting: revision)
+    completion(.success(apply(key, record, expecting: revision)))
+  }
+
+  /// Stores (or not) the waiting commit at `index`, and answers it.
+  func answer(_ index: Int) {
+    let commit = waiting.remove(at: index)
+    commit.completion(.success(apply(commit.key, commit.record, expecting: commit.expecting)))
   }
 
   /// Lets the pending commit reach the store now; returns whether it applied.
   func applyLateCommit() -> Bool {
     guard let late, case .stored = apply(late.key, late.record, expecting: late.expecting) else { return false }
+    self.late = nil
     return true
   }
 

@@ -1,12 +1,11 @@
 import Foundation
 import HeapModule
-import Logging
 import TestSupport
 
 @testable import SharedBroker
 
 /// One run of a simulated world from one seed: clients (the real client and key state
-/// machines), the real broker (``BrokerCore`` and ``BrokerStore``), and a network and clocks of
+/// machines), the real broker (``BrokerMachine`` and ``BrokerLog``), and a network and clocks of
 /// its own, all driven by one random number generator, on one thread. The same seed makes the
 /// same run, message for message.
 ///
@@ -104,13 +103,12 @@ final class Simulation {
   private var quietUntil = Duration.zero
 
   // The broker.
-  private var core: BrokerCore?
+  private var core: SimulatedBroker?
   private var brokerStarted = Duration.zero
   private var brokerRun = 0
   private let dataDirectory: URL
   private var nextPeer = 0
   private var peers: [Data: (client: Int, epoch: Int)] = [:]
-  private let logger = Logger(label: "simulation") { _ in SwiftLogNoOpLogHandler() }
 
   private var clients: [SimulatedClient] = []
   /// Confirmed mutations of dead clients that no live copy held at a restart.
@@ -176,9 +174,9 @@ final class Simulation {
       let client = clients[index]
       guard let core, client.alive, client.dealerUp, client.dealerEpoch == epoch else { return }
       note { "broker ← \(client.id.prefix(4)): \(describe(frames))" }
-      var outputs: [BrokerCore.Output] = []
-      core.handle(frames, from: client.peer, at: now - brokerStarted) { outputs.append($0) }
-      for output in outputs { try deliver(output) }
+      for output in core.receive(frames, from: client.peer, at: now - brokerStarted) {
+        try deliver(output)
+      }
     case .reply(let index, let epoch, let message):
       let client = clients[index]
       guard client.alive, client.dealerUp, client.dealerEpoch == epoch else { return }
@@ -364,7 +362,7 @@ final class Simulation {
 
   // MARK: - The broker
 
-  private func deliver(_ output: BrokerCore.Output) throws {
+  private func deliver(_ output: BrokerMachine.Action) throws {
     switch output {
     case .reply(let peer, let message):
       guard let (index, epoch) = peers[peer] else { return }
@@ -382,6 +380,8 @@ final class Simulation {
           .published(client: client.index, epoch: client.subscriberEpoch, message)
         )
       }
+    case .commit, .report:
+      break
     }
   }
 
@@ -390,12 +390,9 @@ final class Simulation {
     let instance = String(format: "%017d-sim", brokerRun)
     if cutLog { cutLogShort() }
     // The store is in memory, or in a directory that outlives the runs that use it.
-    let store = try BrokerStore(directory: withData ? dataDirectory : nil, instance: instance)
-    core = BrokerCore(
-      instance: instance, store: store,
-      configuration: BrokerConfiguration(seedWindow: Self.seedWindow),
-      publisherEndpoint: "inproc://simulated-publisher", logger: logger, now: .zero
-    )
+    core = try SimulatedBroker(
+      instance: instance, directory: withData ? dataDirectory : nil,
+      configuration: BrokerConfiguration(seedWindow: Self.seedWindow))
     brokerStarted = now
     // Nothing to collect at the first start; after a restart the copies need the window.
     if brokerRun > 1 { quietUntil = now + Self.seedWindow }
@@ -411,7 +408,7 @@ final class Simulation {
 
   private func stopBroker() throws {
     // What this run ends with must count no mutation twice, whatever the next run keeps.
-    for (key, entry) in core?.store.entries ?? [:] { try checkBrokerValue(key, entry.value) }
+    for (key, entry) in core?.entries ?? [:] { try checkBrokerValue(key, entry.value) }
     core = nil
     peers = [:]
     for client in clients where client.alive {
@@ -498,7 +495,7 @@ final class Simulation {
     guard let core else { return }
     for (keyIndex, key) in keys.enumerated() {
       var kept = Set<String>()
-      if let entry = core.store.entries[key], !entry.value.isEmpty {
+      if let entry = core.entries[key], !entry.value.isEmpty {
         kept.formUnion(try QuickJSONDecoder().decode(Tally.self, from: entry.value).counts.keys)
       }
       let holders = clients.filter { $0.alive && $0.channels[keyIndex].machine.instance != nil }
@@ -536,7 +533,7 @@ final class Simulation {
     schedule(after: .milliseconds(100), .check)
     guard settledAt == nil, pendingSpawns == 0, let core else { return }
     for (keyIndex, key) in keys.enumerated() {
-      let entry = core.store.entries[key]
+      let entry = core.entries[key]
       for client in clients where client.alive {
         let machine = client.channels[keyIndex].machine
         guard client.dealerUp, client.subscribed, client.machine.connected,
@@ -554,10 +551,10 @@ final class Simulation {
 
   private func finalChecks() throws {
     guard let settledAt, let core else { throw failure("never settled: \(state())") }
-    for (key, entry) in core.store.entries {
+    for (key, entry) in core.entries {
       try checkBrokerValue(key, entry.value)
       // Memory: the broker's records per key stay within their bounds.
-      if (entry.recent?.count ?? 0) > 2 * BrokerStore.recentWrites
+      if (entry.recent?.count ?? 0) > 2 * BrokerEntry.recentWrites
         || entry.lastWrites.count > clients.count
       {
         throw failure(
@@ -572,7 +569,7 @@ final class Simulation {
       )
     }
     for (keyIndex, key) in keys.enumerated() {
-      let value = core.store.entries[key]?.value ?? Data()
+      let value = core.entries[key]?.value ?? Data()
       let tally = value.isEmpty ? Tally() : try QuickJSONDecoder().decode(Tally.self, from: value)
       for client in clients {
         let confirmed = client.confirmedTags(keyIndex)
@@ -623,7 +620,7 @@ final class Simulation {
   private func state() -> String {
     let broker =
       core.map { core in
-        keys.map { "\($0)@\(core.store.entries[$0]?.version ?? 0)" }.joined(separator: " ")
+        keys.map { "\($0)@\(core.entries[$0]?.version ?? 0)" }.joined(separator: " ")
       } ?? "down"
     let views = clients.filter(\.alive).map { client in
       let keys = client.channels.map { channel in

@@ -60,14 +60,6 @@ struct ClientSessions {
     self.latest = nil
   }
 
-  /// Unbinds `client` from its connection, so that its next request there is answered
-  /// `ERROR hello` and it syncs every key again; its session and records stay.
-  mutating func requireHello(from client: String) {
-    settleLatest()
-    if let peer = sessions[client]?.peer { clientOfPeer[peer] = nil }
-    sessions[client]?.peer = nil
-  }
-
   /// Starts the clock for clients known only from stored data (after a restart).
   mutating func adopt(_ clients: some Sequence<String>, at now: Duration) {
     for client in clients where sessions[client] == nil {

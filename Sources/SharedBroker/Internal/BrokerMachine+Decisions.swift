@@ -1,0 +1,183 @@
+import Foundation
+
+extension BrokerMachine {
+  /// Decides `requests` in order on the key's confirmed state, each on the state the ones
+  /// before it leave, into a batch to store.
+  mutating func decide(_ requests: [KeyRequest], on key: String, attempts: Int) -> Batch {
+    nextToken += 1
+    let state = keys[key]!
+    // Changed only where a later decision, or the cluster's record, needs the new state: the
+    // log's single write is applied in place once stored, without copying the entry.
+    var working = state.entry
+    var seeded = state.seeded
+    var log: [BrokerLog.Record] = []
+    var maker = (client: state.entry?.lastClient ?? "", write: UInt64(0))
+    if let client = state.entry?.lastClient { maker.write = state.entry?.lastWrites[client] ?? 0 }
+    var batch = Batch(
+      requests: requests,
+      commit: Commit(token: nextToken, key: key, revision: state.revision, record: nil, log: []),
+      name: "\(run)/\(nextToken)", attempts: attempts)
+    for (index, request) in requests.enumerated() {
+      func answer(_ message: BrokerMessage?) { batch.releases.append(.answer(index, message)) }
+      func change(_ change: Change, needed: Bool = false) {
+        batch.changes.append(change)
+        if needed || backend == .cluster || index < requests.count - 1 {
+          Self.apply(change, to: &working, seeded: &seeded, instance: instance)
+        }
+      }
+      func snapshot() -> BrokerMessage {
+        .snapshot(
+          key: key, version: working?.version ?? 0,
+          lastWrite: working?.lastWrites[request.client] ?? 0, value: working?.value ?? Data(),
+          writes: working?.writes(after: 0) ?? [:])
+      }
+      let seeding = request.now < seedWindow
+      switch request.kind {
+      case .get:
+        // During the seed window, "no value" may only mean that no copy has arrived yet.
+        if seeding, working == nil {
+          answer(
+            .error(
+              code: .seeding, message: "no copy of this key has arrived yet; ask again", key: key,
+              write: 0))
+        } else {
+          answer(snapshot())
+        }
+      case .write(let write, let base, let value, let after):
+        if seeding, Self.awaitsCopies(working, seeded, instance: instance) {
+          answer(
+            .error(
+              code: .seeding,
+              message: "collecting clients' copies of keys until \(seedWindow) after start",
+              key: key, write: write))
+          continue
+        }
+        let version = working?.version ?? 0
+        let lastWrite = working?.lastWrites[request.client] ?? 0
+        let follows = after.map { $0 == lastWrite && working?.lastClient == request.client } ?? true
+        guard write > lastWrite, base == version, follows else {
+          // This very write, stored by a commit whose answer was lost and found applied when
+          // the batch was decided again: it is applied, and the writes behind it will be.
+          if attempts > 0,
+            let made = working?.recent?.last(where: {
+              $0.client == request.client && $0.write == write
+            }), made.version == base + 1
+          {
+            answer(.ack(key: key, write: write, version: made.version))
+            continue
+          }
+          batch.rejected += 1
+          answer(
+            .reject(
+              key: key, write: write, version: version, lastWrite: lastWrite,
+              value: working?.value ?? Data(), writes: working?.writes(after: base) ?? [:]))
+          continue
+        }
+        let applied = BrokerEntry.Applied(version: version + 1, client: request.client, write: write)
+        change(.applied(applied, value))
+        if backend == .log {
+          log.append(
+            BrokerLog.Record(
+              key: key, version: applied.version, client: request.client, write: write,
+              value: value, instance: instance))
+        }
+        maker = (request.client, write)
+        batch.applied += 1
+        // Publish first: propagation to every reader matters more than the writer's ACK.
+        batch.releases.append(
+          .publish(
+            .update(
+              key: key, version: applied.version, client: request.client, write: write,
+              value: value)))
+        answer(.ack(key: key, write: write, version: applied.version))
+      case .seed(let origin, let value, let writes, let fits):
+        // A copy confirmed under this very instance is never newer.
+        guard fits, origin.instance != instance else {
+          answer(snapshot())
+          continue
+        }
+        let current = Self.copyToBeat(working, seeded, instance: instance)
+        guard working == nil || current != nil else {
+          answer(snapshot())
+          continue
+        }
+        guard current.map({ origin > $0 }) ?? true else {
+          // Not stored in the log: the records only help while the clients that hold those
+          // writes are alive.
+          if writes.contains(where: { working?.lastWrites[$0.key] ?? 0 < $0.value }) {
+            change(.merged(writes), needed: true)
+          }
+          answer(snapshot())
+          continue
+        }
+        let version = (working?.version ?? 0) + 1
+        change(.adopted(origin, version: version, value: value, writes: writes), needed: true)
+        if backend == .log {
+          log.append(
+            BrokerLog.Record(
+              key: key, version: version, client: request.client, write: 0, value: value,
+              instance: instance, writes: working?.lastWrites ?? writes))
+        }
+        maker = (request.client, 0)
+        batch.adopted += 1
+        batch.releases.append(.report(.adopted(key: key, origin: origin)))
+        batch.releases.append(
+          .publish(.update(key: key, version: version, client: request.client, write: 0, value: value)))
+        answer(snapshot())
+      }
+    }
+    // The log's batch must not hold the entry: applying it in place would copy it.
+    if backend == .cluster {
+      batch.entry = working
+      batch.seeded = seeded
+    }
+    let record =
+      backend == .cluster && !batch.changes.isEmpty
+      ? ClusterRecord(
+        entry: working ?? .empty, client: maker.client, write: maker.write, adoptedFrom: seeded,
+        commit: batch.name)
+      : nil
+    batch.commit = Commit(
+      token: batch.commit.token, key: key, revision: state.revision, record: record, log: log)
+    return batch
+  }
+
+  /// Makes one decided change to a key's entry.
+  static func apply(
+    _ change: Change, to entry: inout BrokerEntry?, seeded: inout SeedOrigin?, instance: String
+  ) {
+    if entry == nil { entry = .empty }
+    switch change {
+    case .applied(let applied, let value):
+      entry!.apply(applied, value: value, instance: instance)
+      seeded = nil
+    case .merged(let writes):
+      entry!.lastWrites.merge(writes, uniquingKeysWith: max)
+    case .adopted(let origin, let version, let value, let writes):
+      entry!.lastWrites.merge(writes, uniquingKeysWith: max)
+      entry!.version = version
+      entry!.value = value
+      entry!.lastClient = nil
+      entry!.instance = instance
+      entry!.remember(writes, madeVersion: version)
+      seeded = origin
+    }
+  }
+
+  /// Whether clients' copies may still replace the key: no write was applied to it in this run
+  /// (a key this run loaded, took from a copy, or does not have).
+  static func awaitsCopies(_ entry: BrokerEntry?, _ seeded: SeedOrigin?, instance: String) -> Bool {
+    entry == nil || copyToBeat(entry, seeded, instance: instance) != nil
+  }
+
+  /// What a copy of a key that may still take copies must be newer than: the newest copy this
+  /// run adopted, or the earlier run and version that made the loaded value. `nil` for a key
+  /// this run wrote (and for data older than protocol 2, which does not say which run made it).
+  static func copyToBeat(_ entry: BrokerEntry?, _ seeded: SeedOrigin?, instance: String)
+    -> SeedOrigin?
+  {
+    if let seeded { return seeded }
+    guard let entry, let made = entry.instance, made != instance else { return nil }
+    return SeedOrigin(instance: made, version: entry.version)
+  }
+}

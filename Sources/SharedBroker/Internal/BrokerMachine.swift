@@ -1,0 +1,321 @@
+import Foundation
+
+/// The broker as one state machine: requests, the store's answers, watched changes and the time
+/// go in; what to send and what to store comes out as actions, which the server's thread (or
+/// the simulation) carries out. Nothing in it blocks, locks, logs or calls back.
+///
+/// Each key is decided in batches: the requests on a key that arrive while its last batch is
+/// being stored wait, and are then decided together and stored with one commit (group commit),
+/// so a busy key costs one round trip to the store per batch. Other keys, and heartbeats, are
+/// answered meanwhile; each connection's answers keep the order of its requests.
+///
+/// The store behind the commits is the broker's own log (memory or `--data`), which answers at
+/// once, or a cluster's shared store (etcd), where a commit applies only if the key is still at
+/// the revision the machine last saw; a key that changed is decided again on its new record.
+struct BrokerMachine {
+  /// What the owner carries out.
+  enum Action {
+    /// A reply to the connection `peer` (its ROUTER identity).
+    case reply(peer: Data, BrokerMessage)
+    /// A message for every subscriber of its key's topic.
+    case publish(BrokerMessage)
+    /// Store a batch; answer with ``BrokerMachine/committed(_:_:into:)``.
+    case commit(Commit)
+    /// Something for the log.
+    case report(Report)
+  }
+
+  /// A batch to store: for the log, the records to append; for a cluster, the key's record to
+  /// put (or `nil`, only to check) if the key is still at `revision`.
+  struct Commit {
+    let token: UInt64
+    let key: String
+    let revision: Int64
+    let record: ClusterRecord?
+    let log: [BrokerLog.Record]
+  }
+
+  /// How a commit ended.
+  enum CommitOutcome {
+    /// Stored, at this revision of the key (or, for a check, the key is at it).
+    case stored(revision: Int64)
+    /// The key had changed: its current record, or `nil` if it has none.
+    case changed(StoredRecord?)
+    /// Nothing was stored: the log could not be written, or the cluster is known unreachable.
+    case refused(String)
+    /// Sent, but unanswered: it may or may not be stored.
+    case unanswered(String)
+  }
+
+  /// Where the keys live.
+  enum Backend {
+    /// The broker's own log: commits are answered at once and never conflict.
+    case log
+    /// A store shared by the brokers of a cluster.
+    case cluster
+  }
+
+  /// Something worth a line in the broker's log.
+  enum Report {
+    case rejectedRequest(reason: String, rejectedSoFar: Int)
+    case oversized(key: String, bytes: Int)
+    case forgotClients(Int)
+    case adopted(key: String, origin: SeedOrigin)
+    case storageFailed(key: String, reason: String)
+    case commitUnanswered(key: String, reason: String)
+  }
+
+  /// The instance that WELCOME and PONG announce: this run's, or the cluster's.
+  let instance: String
+  /// This broker run, naming its commits.
+  let run: String
+  let backend: Backend
+  let maxValueSize: Int
+  let seedWindow: Duration
+  var publisherEndpoint: String
+  /// How long a commit that went unanswered waits before it is sent again.
+  static let retryDelay = Duration.milliseconds(200)
+  /// How many times a batch is decided again on a key that other brokers keep changing.
+  static let maxAttempts = 64
+
+  var sessions: ClientSessions
+  var replies = ConnectionReplies()
+  var keys: [String: KeyState] = [:]
+  /// Which key each commit in flight is for.
+  var flights: [UInt64: String] = [:]
+  var nextToken: UInt64 = 0
+  /// Keys whose commit went unanswered, with when to send it again.
+  var retries: [String: Duration] = [:]
+  /// The time since the broker started, as the last event told it.
+  var now = Duration.zero
+  /// Whether the cluster's store answers (always, for the log).
+  private(set) var available = true
+  /// What the broker has counted so far.
+  var statistics = BrokerStatistics()
+
+  /// - Parameters:
+  ///   - entries: The keys loaded from the data, for the log.
+  ///   - records: The keys read from a cluster's store.
+  ///   - now: The time since the broker started.
+  init(
+    instance: String, run: String, backend: Backend, configuration: BrokerConfiguration,
+    publisherEndpoint: String, entries: [String: BrokerEntry] = [:],
+    records: [String: StoredRecord] = [:], now: Duration
+  ) {
+    self.instance = instance
+    self.run = run
+    self.backend = backend
+    maxValueSize = configuration.maxValueSize
+    seedWindow = configuration.seedWindow
+    self.publisherEndpoint = publisherEndpoint
+    sessions = ClientSessions(timeout: configuration.clientTimeout)
+    for (key, entry) in entries { keys[key] = KeyState(entry: entry) }
+    for (key, stored) in records {
+      keys[key] = KeyState(
+        entry: stored.record.entry, revision: stored.revision, seeded: stored.record.adoptedFrom)
+    }
+    let clients = keys.values.reduce(into: Set<String>()) { clients, state in
+      clients.formUnion(state.entry?.lastWrites.keys ?? [:].keys)
+    }
+    sessions.adopt(clients, at: now)
+    statistics.clients = sessions.count
+    statistics.keys = keys.count
+  }
+
+  /// Every key's confirmed entry.
+  var entries: [String: BrokerEntry] { keys.compactMapValues(\.entry) }
+
+  // MARK: - Events
+
+  /// Counts a connection refused by the CURVE allow-list.
+  mutating func deniedClient() {
+    statistics.deniedClients += 1
+  }
+
+  /// Learns whether the cluster's store answers.
+  mutating func setAvailable(_ available: Bool) {
+    self.available = available
+  }
+
+  /// The time passed: forgets clients silent for longer than the timeout, and sends again the
+  /// commits that went unanswered.
+  mutating func tick(at now: Duration, into actions: inout [Action]) {
+    self.now = now
+    forgetSilentClients(at: now, into: &actions)
+    guard !retries.isEmpty else { return }
+    for (key, due) in retries where due <= now {
+      retries[key] = nil
+      resend(key, into: &actions)
+    }
+  }
+
+  /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`.
+  mutating func receive(
+    _ frames: some Collection<Data>, from peer: Data, at now: Duration,
+    into actions: inout [Action]
+  ) {
+    statistics.requests += 1
+    self.now = now
+    guard !frames.isEmpty else { return }
+    let request: BrokerMessage
+    do {
+      request = try BrokerMessage(frames: Array(frames))
+    } catch {
+      refuseUndecodable(frames, error, from: peer, into: &actions)
+      return
+    }
+    // A broker cut from its cluster's store can neither apply writes nor vouch for its values:
+    // clients hear so and move to another broker of the cluster.
+    if !available, request.isHelloOrPing {
+      statistics.unavailable += 1
+      let message = BrokerMessage.error(
+        code: .unavailable, message: "this broker cannot reach its cluster's store (etcd)",
+        key: nil, write: nil)
+      // A heartbeat's answer never waits behind answers that wait on the store.
+      if case .ping = request {
+        actions.append(.reply(peer: peer, message))
+      } else {
+        replies.reply(message, to: peer, into: &actions)
+      }
+      return
+    }
+    switch request {
+    case .hello(let client):
+      sessions.heard(from: client, peer: peer, at: now)
+      statistics.clients = sessions.count
+      replies.reply(
+        .welcome(
+          instance: instance, publisher: publisherEndpoint, maxValueSize: UInt64(maxValueSize)),
+        to: peer, into: &actions)
+      return
+    case .ping(let versions):
+      sessions.heard(fromPeer: peer, at: now)
+      let behind = versions.compactMap { held -> KeyVersion? in
+        let version = keys[held.key]?.entry?.version ?? 0
+        return version == held.version ? nil : KeyVersion(key: held.key, version: version)
+      }
+      actions.append(.reply(peer: peer, .pong(instance: instance, behind: behind)))
+      return
+    default:
+      break
+    }
+    guard let client = request.client else {
+      statistics.unknownCommands += 1
+      replies.reply(
+        .error(code: .unknownCommand, message: "not a request", key: nil, write: nil), to: peer,
+        into: &actions)
+      return
+    }
+    let written: (key: String, write: UInt64)? =
+      if case .write(_, let write, let key, _, _, _) = request { (key, write) } else { nil }
+    func refuse(_ code: BrokerErrorCode, _ message: String) {
+      replies.reply(
+        .error(code: code, message: message, key: written?.key, write: written?.write), to: peer,
+        into: &actions)
+    }
+    guard let hello = sessions.heard(fromPeer: peer, at: now) else {
+      statistics.withoutHello += 1
+      refuse(
+        .helloFirst,
+        "say HELLO first: this connection has not said HELLO to this broker, "
+          + "or its client id said HELLO on another connection since"
+      )
+      return
+    }
+    guard hello == client else {
+      statistics.malformed += 1
+      refuse(.badRequest, "client \"\(client)\" is not the one this connection said HELLO as")
+      return
+    }
+    switch request {
+    case .sync(let client, let key):
+      actions.append(.publish(.synced(key: key, client: client)))
+    case .get(let client, let key):
+      guard available else {
+        replies.reply(
+          .error(
+            code: .storage, message: "the cluster's store did not answer; ask again", key: key,
+            write: 0), to: peer, into: &actions)
+        return
+      }
+      enqueue(KeyRequest(peer: peer, client: client, now: now, kind: .get), on: key, into: &actions)
+    case .seed(let client, let key, let origin, let version, let value, let writes):
+      // Unanswered when the cluster cannot be reached: the client offers its copy again.
+      guard available else { return }
+      // A copy over the value limit (a broker restarted with a smaller one) is not adopted; the
+      // client takes the broker's state instead, as for any refused copy.
+      let fits = value.count <= maxValueSize
+      if !fits { statistics.oversized += 1 }
+      let copy = KeyRequest.Kind.seed(
+        origin: SeedOrigin(instance: origin, version: version), value: value, writes: writes,
+        fits: fits)
+      enqueue(KeyRequest(peer: peer, client: client, now: now, kind: copy), on: key, into: &actions)
+    case .write(let client, let write, let key, let base, let value, let after):
+      guard value.count <= maxValueSize else {
+        statistics.oversized += 1
+        actions.append(.report(.oversized(key: key, bytes: value.count)))
+        refuse(.tooLarge, "value of \(value.count) bytes exceeds \(maxValueSize)")
+        return
+      }
+      guard available else {
+        statistics.storageErrors += 1
+        refuse(.storage, "the shared store (etcd) is unreachable")
+        return
+      }
+      let kind = KeyRequest.Kind.write(write: write, base: base, value: value, after: after)
+      enqueue(KeyRequest(peer: peer, client: client, now: now, kind: kind), on: key, into: &actions)
+    case .hello, .ping, .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced:
+      statistics.unknownCommands += 1
+      refuse(.unknownCommand, "not a request")
+    }
+  }
+
+  /// Takes what other brokers of the cluster stored, in the store's order, and publishes it.
+  mutating func watched(_ changes: [(key: String, stored: StoredRecord)], into actions: inout [Action]) {
+    for change in changes {
+      guard keys[change.key]?.flight == nil else {
+        // Published once the key's own commit is answered, so versions go out in order.
+        if change.stored.revision > keys[change.key]!.watched?.revision ?? 0 {
+          keys[change.key]!.watched = change.stored
+        }
+        continue
+      }
+      absorb(change.stored, into: change.key, &actions)
+    }
+  }
+
+  // MARK: - Requests
+
+  private mutating func refuseUndecodable(
+    _ frames: some Collection<Data>, _ error: BrokerProtocolError, from peer: Data,
+    into actions: inout [Action]
+  ) {
+    switch error {
+    case .malformed, .version: statistics.malformed += 1
+    case .unknownCommand: statistics.unknownCommands += 1
+    case .invalidKey: statistics.invalidKeys += 1
+    }
+    let rejected = statistics.rejectedInput
+    // The first few, then every power of two, so a flood cannot flood the log too.
+    if rejected <= 8 || rejected & (rejected - 1) == 0 {
+      actions.append(.report(.rejectedRequest(reason: "\(error)", rejectedSoFar: rejected)))
+    }
+    let written = BrokerMessage.writeFields(of: Array(frames))
+    replies.reply(
+      .error(code: error.code, message: error.description, key: written?.key, write: written?.write),
+      to: peer, into: &actions)
+  }
+
+  /// Drops what the broker keeps for clients that went silent for longer than the timeout.
+  /// In a cluster the records stay: another broker may be serving the client.
+  private mutating func forgetSilentClients(at now: Duration, into actions: inout [Action]) {
+    let expired = sessions.expire(at: now)
+    guard !expired.isEmpty else { return }
+    if backend == .log {
+      for index in keys.indices { keys.values[index].entry?.forget(expired) }
+    }
+    statistics.forgottenClients += expired.count
+    statistics.clients = sessions.count
+    actions.append(.report(.forgotClients(expired.count)))
+  }
+}
