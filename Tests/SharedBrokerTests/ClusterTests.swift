@@ -65,7 +65,11 @@ struct ClusterTests {
       for router in [router1, router1, router2, router2] {
         counters.append(try await Self.counter(router, key: "converge", script: Self.script(Self.increments)))
       }
-      for counter in counters { #expect(await counter.waitForExit() == 0, "\(counter.printed.suffix(300))") }
+      for counter in counters {
+        #expect(
+          await counter.waitForExit() == 0,
+          "\(counter.printed.suffix(300))\nbrokers:\n\(first.printed.suffix(2000))\n\(second.printed.suffix(2000))")
+      }
       let total = 4 * Self.increments
       for router in [router1, router2] {
         let final = try await Self.stats(at: router, key: "converge")
