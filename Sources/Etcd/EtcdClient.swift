@@ -2,6 +2,7 @@ public import Foundation
 internal import AsyncHTTPClient
 package import NIOCore
 internal import NIOHTTP1
+internal import NIOPosix
 import Synchronization
 
 /// A client of etcd's v3 API through its JSON gateway (`/v3/kv/range`, `/v3/kv/txn`,
@@ -269,12 +270,23 @@ public final class EtcdClient: Sendable {
   /// A transport error in a few words: NIO's own text for a refused connection is long and
   /// misleading ("connection reset (error set): Connection refused (errno: 111)").
   private static func describe(_ error: any Error) -> String {
-    let text = "\(error)"
-    if text.contains("Connection refused") { return "connection refused" }
-    if text.contains("deadlineExceeded") { return "no answer in time" }
-    if text.contains("connectTimeout") { return "connection timed out" }
-    if text.contains("remoteConnectionClosed") { return "connection closed" }
-    return text
+    if let error = error as? HTTPClientError {
+      switch error {
+      case .deadlineExceeded, .readTimeout: return "no answer in time"
+      case .connectTimeout: return "connection timed out"
+      case .remoteConnectionClosed: return "connection closed"
+      default: break
+      }
+    }
+    return refusedConnection(error) ? "connection refused" : "\(error)"
+  }
+
+  private static func refusedConnection(_ error: any Error) -> Bool {
+    if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
+    if let error = error as? NIOConnectionError {
+      return error.connectionErrors.contains { refusedConnection($0.error) }
+    }
+    return false
   }
 
   private static func nanoseconds(_ duration: Duration) -> Int64 {

@@ -114,7 +114,8 @@ public final class BrokerServer: Service, Sendable {
         machine = BrokerMachine(
           instance: cluster.instance, run: instance, backend: .cluster,
           configuration: configuration, publisherEndpoint: placeholder,
-          records: try driver.loadAll(), now: elapsed())
+          records: try driver.loadAll(), now: elapsed(),
+          startedAt: Int64(Date().timeIntervalSince1970) - elapsed().components.seconds)
       } catch {
         throw BrokerStartError.cluster(error)
       }

@@ -14,11 +14,11 @@ import Testing
     private var actions: [BrokerMachine.Action] = []
     private(set) var now = Duration.seconds(1)
 
-    init(_ cluster: FakeCluster) throws {
+    init(_ cluster: FakeCluster, clientTimeout: Duration = .seconds(3600)) throws {
       driver = ClusterDriver(cluster: cluster) {}
       machine = BrokerMachine(
         instance: cluster.instance, run: "run-\(UUID().uuidString.prefix(8))", backend: .cluster,
-        configuration: BrokerConfiguration(seedWindow: .zero),
+        configuration: BrokerConfiguration(clientTimeout: clientTimeout, seedWindow: .zero),
         publisherEndpoint: "inproc://published", records: try driver.loadAll(), now: .zero)
     }
 
@@ -212,6 +212,27 @@ import Testing
     #expect(cluster.stored("k")?.entry.lastWrites == ["a": 1, "b": 1, "c": 1])
   }
 
+  /// A key written by one short-lived client after another keeps the records of the clients
+  /// that wrote it within the client timeout, not of every client that ever did.
+  @Test func aClusterForgetsClientsThatStoppedWriting() throws {
+    let cluster = FakeCluster()
+    let broker = try Broker(cluster, clientTimeout: .seconds(60))
+    for index in 1...300 {
+      let client = "short-lived-\(index)"
+      _ = broker.send(.hello(client: client), from: client)
+      let write = BrokerMessage.write(
+        client: client, write: 1, key: "k", base: UInt64(index - 1), value: Data("\(index)".utf8),
+        after: nil)
+      #expect(broker.send(write, from: client).reply == .ack(key: "k", write: 1, version: UInt64(index)))
+      _ = broker.wait(.seconds(1))
+    }
+    let entry = try #require(cluster.stored("k")?.entry)
+    // The writers of the last 60 seconds, the last one included.
+    #expect(entry.lastWrites.count == 61)
+    #expect(Set(entry.written?.keys ?? [:].keys) == Set(entry.lastWrites.keys))
+    #expect(entry.recent?.allSatisfy { entry.lastWrites[$0.client] != nil } == true)
+  }
+
   /// A connection's answers keep the order of its requests, even when a later request's
   /// commit is answered first.
   @Test func answersKeepTheirConnectionsOrder() throws {
@@ -271,7 +292,7 @@ final class FakeCluster: BrokerCluster, @unchecked Sendable {
 
   /// The record stored for `key`.
   func stored(_ key: String) -> ClusterRecord? {
-    records[key].flatMap { try? JSONDecoder().decode(ClusterRecord.self, from: $0.data) }
+    records[key].flatMap { try? ClusterRecord(decoding: $0.data) }
   }
 
   func commit(key: String, record: Data?, expecting revision: Int64, completion: @escaping Completion) {

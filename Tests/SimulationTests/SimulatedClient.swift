@@ -17,6 +17,10 @@ final class SimulatedClient {
   var dealerUp = false
   var dealerEpoch = 0
   var peer = Data()
+  /// The broker of the cluster its DEALER is connected (or connecting) to, and the one its SUB
+  /// is connected to.
+  var broker = 0
+  var subscriberBroker = 0
   /// The SUB's connection, which connects once the first WELCOME names the publisher.
   var publisherKnown = false
   var subscriberUp = false

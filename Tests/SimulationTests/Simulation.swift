@@ -5,15 +5,19 @@ import TestSupport
 @testable import SharedBroker
 
 /// One run of a simulated world from one seed: clients (the real client and key state
-/// machines), the real broker (``BrokerMachine`` and ``BrokerLog``), and a network and clocks of
-/// its own, all driven by one random number generator, on one thread. The same seed makes the
-/// same run, message for message.
+/// machines), the real broker (``BrokerMachine`` and ``BrokerLog``) or two or three brokers of a
+/// cluster sharing a simulated etcd (``SimulatedEtcd``), and a network and clocks of its own,
+/// all driven by one random number generator, on one thread. The same seed makes the same run,
+/// message for message.
 ///
 /// Faults, while they last: messages lost (which breaks their connection, as with TCP) and
 /// delayed (each connection stays in order), writes delivered twice, connections cut and re-made, updates dropped at the publisher's
 /// high-water mark, the broker killed and restarted with its data, without it, or with its log
-/// cut short, clients killed and replaced, and clocks that jump. Then the faults stop, and the
-/// world must settle.
+/// cut short, clients killed and replaced, and clocks that jump. In a cluster: brokers killed and
+/// restarted from etcd (clients move to another), transactions whose answer is lost after they
+/// applied, that apply late, or whose retry finds their own put, leader elections that stall
+/// every transaction, a broker cut from etcd, and the watched history compacted away. Then the
+/// faults stop, and the world must settle.
 ///
 /// Checked as it runs: no value the broker holds counts a mutation twice; no client has more
 /// writes in flight than its window; the clients send at most 10 requests other than heartbeats
@@ -22,7 +26,8 @@ import TestSupport
 /// no live copy holds it, as PROTOCOL.md says). Checked at the end: every live client converges
 /// to the broker's value within a bound once the faults stop, with every confirmed mutation in
 /// it exactly once, and then sends nothing but heartbeats; the broker's per-key records stay
-/// within their bounds.
+/// within their bounds. Every `PING` a broker takes is answered at once, whatever its commits
+/// wait for, and no broker sends a commit once the world has settled.
 final class Simulation {
   struct Failure: Error, CustomStringConvertible {
     let seed: UInt64
@@ -36,12 +41,14 @@ final class Simulation {
     var mutations = 0
     var faults = 0
     var restarts = 0
+    /// Whether the world was a cluster on etcd.
+    var clustered = false
     /// Sim time from the end of the faults until every live client held the broker's value.
     var settled = Duration.zero
   }
 
   private enum Event {
-    case toBroker(client: Int, epoch: Int, frames: [Data])
+    case toBroker(client: Int, broker: Int, epoch: Int, frames: [Data])
     case reply(client: Int, epoch: Int, BrokerMessage)
     case published(client: Int, epoch: Int, BrokerMessage)
     case wake(client: Int, generation: Int)
@@ -50,7 +57,13 @@ final class Simulation {
     case subscriberConnects(client: Int)
     case subscriptionTakesEffect(client: Int, epoch: Int)
     case fault
-    case brokerStarts(withData: Bool, cutLog: Bool)
+    case brokerStarts(broker: Int, withData: Bool, cutLog: Bool)
+    case etcdReceives(broker: Int, run: Int, BrokerMachine.Commit)
+    case committed(broker: Int, run: Int, token: UInt64, BrokerMachine.CommitOutcome)
+    case applyLate(BrokerMachine.Commit)
+    case watch(broker: Int, run: Int)
+    case brokerTick(broker: Int, run: Int)
+    case etcdReachable(broker: Int, run: Int)
     case spawn
     case check
   }
@@ -102,10 +115,22 @@ final class Simulation {
   /// No fault is injected before this (a restart's seed window, which the protocol needs).
   private var quietUntil = Duration.zero
 
-  // The broker.
-  private var core: SimulatedBroker?
-  private var brokerStarted = Duration.zero
+  // The brokers: one, or those of a cluster with their etcd.
+  private var brokers: [SimulatedBroker?]
+  private var brokerStarted: [Duration]
   private var brokerRun = 0
+  private let etcd: SimulatedEtcd?
+  /// Until when etcd elects a leader: transactions wait.
+  private var electionUntil = Duration.zero
+  /// Until when each broker is cut from etcd.
+  private var cutFromEtcd: [Duration]
+  /// How long an etcd transaction may go unanswered before the broker's client gives up on it.
+  static let etcdTimeout = Duration.seconds(1)
+  /// How long a cluster keeps the records of a client that stopped writing a key: short, so
+  /// that records expire during the run, yet longer than any client is cut off.
+  private let clusterClientTimeout: Duration
+  /// Commits sent once the world had settled.
+  private var commitsAfterSettling = 0
   private let dataDirectory: URL
   private var nextPeer = 0
   private var peers: [Data: (client: Int, epoch: Int)] = [:]
@@ -129,6 +154,12 @@ final class Simulation {
     faultEvery = random.duration(.milliseconds(300), .seconds(4))
     usesData = random.chance(0.5)
     activeFor = random.duration(.seconds(2), .seconds(6))
+    etcd = random.chance(0.5) ? SimulatedEtcd() : nil
+    clusterClientTimeout = random.duration(.seconds(8), .seconds(20))
+    let brokerCount = etcd == nil ? 1 : Int.random(in: 2...3, using: &random)
+    brokers = Array(repeating: nil, count: brokerCount)
+    brokerStarted = Array(repeating: .zero, count: brokerCount)
+    cutFromEtcd = Array(repeating: .zero, count: brokerCount)
     self.random = random
     dataDirectory = URL(
       fileURLWithPath: FileManager.default.fileExists(atPath: "/dev/shm")
@@ -144,7 +175,7 @@ final class Simulation {
   // MARK: - Running
 
   func run() throws -> Outcome {
-    try startBroker(withData: usesData, cutLog: false)
+    for broker in brokers.indices { try startBroker(broker, withData: usesData, cutLog: false) }
     for _ in 0..<Int.random(in: 2...4, using: &random) { spawn() }
     schedule(after: faultEvery, .fault)
     schedule(at: activeFor, .check)
@@ -165,18 +196,25 @@ final class Simulation {
       }
     }
     try finalChecks()
+    outcome.clustered = etcd != nil
     return outcome
   }
 
   private func handle(_ event: Event) throws {
     switch event {
-    case .toBroker(let index, let epoch, let frames):
+    case .toBroker(let index, let number, let epoch, let frames):
       let client = clients[index]
-      guard let core, client.alive, client.dealerUp, client.dealerEpoch == epoch else { return }
-      note { "broker ← \(client.id.prefix(4)): \(describe(frames))" }
-      for output in core.receive(frames, from: client.peer, at: now - brokerStarted) {
-        try deliver(output)
+      guard let broker = brokers[number], client.alive, client.dealerUp, client.broker == number,
+        client.dealerEpoch == epoch
+      else { return }
+      note { "broker\(number) ← \(client.id.prefix(4)): \(describe(frames))" }
+      let sent = broker.receive(frames, from: client.peer, at: now - brokerStarted[number])
+      if frames.first == Data("PING".utf8),
+        !sent.contains(where: { if case .reply(client.peer, _) = $0 { true } else { false } })
+      {
+        throw failure("broker\(number) did not answer a PING at once: \(state())")
       }
+      try carryOut(sent, from: number)
     case .reply(let index, let epoch, let message):
       let client = clients[index]
       guard client.alive, client.dealerUp, client.dealerEpoch == epoch else { return }
@@ -217,7 +255,9 @@ final class Simulation {
     case .dealerConnects(let index):
       let client = clients[index]
       guard client.alive, !client.dealerUp else { return }
-      guard core != nil else { return reconnectLater(.dealerConnects(client: index)) }
+      guard brokers[client.broker] != nil else {
+        return reconnectLater(.dealerConnects(client: index))
+      }
       client.dealerUp = true
       client.dealerEpoch += 1
       nextPeer += 1
@@ -228,8 +268,12 @@ final class Simulation {
       try turn(client)
     case .subscriberConnects(let index):
       let client = clients[index]
-      guard client.alive, !client.subscriberUp else { return }
-      guard core != nil else { return reconnectLater(.subscriberConnects(client: index)) }
+      // The SUB follows the WELCOME's publisher.
+      guard client.alive, !client.subscriberUp, client.publisherKnown else { return }
+      guard brokers[client.broker] != nil else {
+        return reconnectLater(.subscriberConnects(client: index))
+      }
+      client.subscriberBroker = client.broker
       client.subscriberUp = true
       client.subscriberEpoch += 1
       schedule(
@@ -242,11 +286,36 @@ final class Simulation {
       client.subscribed = true
     case .fault:
       try injectFault()
-    case .brokerStarts(let withData, let cutLog):
+    case .brokerStarts(let number, let withData, let cutLog):
       // The end of the faults may have started it already.
-      guard core == nil else { return }
-      try startBroker(withData: withData, cutLog: cutLog)
+      guard brokers[number] == nil else { return }
+      try startBroker(number, withData: withData, cutLog: cutLog)
       try declareLosses()
+    case .etcdReceives(let number, let run, let commit):
+      try etcdReceives(commit, from: number, run: run)
+    case .committed(let number, let run, let token, let outcome):
+      guard let broker = brokers[number], broker.run == run else { return }
+      note { "broker\(number) ← etcd: \(token) \(outcome)" }
+      try carryOut(broker.committed(token, outcome), from: number)
+    case .applyLate(let commit):
+      note { "etcd applies a late transaction on \(commit.key)" }
+      _ = try applyToEtcd(commit)
+    case .watch(let number, let run):
+      guard let etcd, let broker = brokers[number], broker.run == run else { return }
+      let (changes, next) = etcd.changes(from: broker.watchNext)
+      broker.watchNext = next
+      guard !changes.isEmpty else { return }
+      try carryOut(broker.watched(changes), from: number)
+    case .brokerTick(let number, let run):
+      guard let broker = brokers[number], broker.run == run else { return }
+      broker.tickScheduled = false
+      try carryOut(broker.tick(at: now - brokerStarted[number]), from: number)
+    case .etcdReachable(let number, let run):
+      guard let broker = brokers[number], broker.run == run, now >= cutFromEtcd[number] else {
+        return
+      }
+      note { "broker\(number) reaches etcd again" }
+      broker.setAvailable(true)
     case .spawn:
       pendingSpawns -= 1
       spawn()
@@ -318,6 +387,7 @@ final class Simulation {
   }
 
   private func perform(_ client: SimulatedClient) throws {
+    if etcd != nil, client.actions.moveToNextBroker { move(client) }
     for message in client.actions.messages {
       switch message {
       case .hello, .ping: break
@@ -326,7 +396,7 @@ final class Simulation {
         requests += 1
       }
       // ZMQ_IMMEDIATE: with no connection up, the DEALER drops what is sent.
-      guard client.dealerUp, core != nil else { continue }
+      guard client.dealerUp, brokers[client.broker] != nil else { continue }
       send(message.frames, on: client)
     }
     client.actions = ClientActions()
@@ -341,7 +411,8 @@ final class Simulation {
       client.lastDealerOut = max(client.lastDealerOut, now + delay())
       schedule(
         at: client.lastDealerOut,
-        .toBroker(client: client.index, epoch: client.dealerEpoch, frames: frames))
+        .toBroker(
+          client: client.index, broker: client.broker, epoch: client.dealerEpoch, frames: frames))
     }
   }
 
@@ -362,38 +433,128 @@ final class Simulation {
 
   // MARK: - The broker
 
-  private func deliver(_ output: BrokerMachine.Action) throws {
-    switch output {
-    case .reply(let peer, let message):
-      guard let (index, epoch) = peers[peer] else { return }
-      let client = clients[index]
-      guard client.alive, client.dealerUp, client.dealerEpoch == epoch else { return }
-      guard !disturbing || !random.chance(loss) else { return lose("\(message)", on: client) }
-      client.lastDealerIn = max(client.lastDealerIn, now + delay())
-      schedule(at: client.lastDealerIn, .reply(client: index, epoch: epoch, message))
-    case .publish(let message):
-      for client in clients where client.alive && client.subscriberUp && client.subscribed {
-        guard !disturbing || !random.chance(publisherDrops) else { continue }
-        client.lastSubscriber = max(client.lastSubscriber, now + delay())
-        schedule(
-          at: client.lastSubscriber,
-          .published(client: client.index, epoch: client.subscriberEpoch, message)
-        )
+  /// Carries out what broker `number` sends: replies to its connections, publications to its
+  /// subscribers, and commits to etcd.
+  private func carryOut(_ actions: [BrokerMachine.Action], from number: Int) throws {
+    for action in actions {
+      switch action {
+      case .reply(let peer, let message):
+        guard let (index, epoch) = peers[peer] else { continue }
+        let client = clients[index]
+        guard client.alive, client.dealerUp, client.dealerEpoch == epoch else { continue }
+        guard !disturbing || !random.chance(loss) else {
+          lose("\(message)", on: client)
+          continue
+        }
+        client.lastDealerIn = max(client.lastDealerIn, now + delay())
+        schedule(at: client.lastDealerIn, .reply(client: index, epoch: epoch, message))
+      case .publish(let message):
+        for client in clients
+        where client.alive && client.subscriberUp && client.subscribed
+          && client.subscriberBroker == number
+        {
+          guard !disturbing || !random.chance(publisherDrops) else { continue }
+          client.lastSubscriber = max(client.lastSubscriber, now + delay())
+          schedule(
+            at: client.lastSubscriber,
+            .published(client: client.index, epoch: client.subscriberEpoch, message)
+          )
+        }
+      case .commit(let commit):
+        if settledAt != nil { commitsAfterSettling += 1 }
+        try send(commit, from: number)
+      case .report:
+        break
       }
-    case .commit, .report:
-      break
+    }
+    guard let broker = brokers[number], broker.hasRetries, !broker.tickScheduled else { return }
+    broker.tickScheduled = true
+    schedule(after: BrokerMachine.retryDelay, .brokerTick(broker: number, run: broker.run))
+  }
+
+  // MARK: - etcd
+
+  /// A broker's commit to etcd: refused at once while the broker knows it is cut off (the
+  /// driver sends nothing then), otherwise on its way.
+  private func send(_ commit: BrokerMachine.Commit, from number: Int) throws {
+    guard let broker = brokers[number] else { return }
+    if now < cutFromEtcd[number] {
+      schedule(
+        after: .zero,
+        .committed(
+          broker: number, run: broker.run, token: commit.token,
+          .refused("the shared store (etcd) is unreachable")))
+      return
+    }
+    schedule(after: delay(), .etcdReceives(broker: number, run: broker.run, commit))
+  }
+
+  /// A transaction reaches etcd: it waits for an election, and while the faults last its answer
+  /// may be lost (after it applied, or before it applies late), or come from the etcd client's
+  /// retry on another member, which finds the first one's put.
+  private func etcdReceives(_ commit: BrokerMachine.Commit, from number: Int, run: Int) throws {
+    if now < electionUntil {
+      return schedule(at: electionUntil + delay(), .etcdReceives(broker: number, run: run, commit))
+    }
+    func answer(after time: Duration, _ outcome: BrokerMachine.CommitOutcome) {
+      schedule(after: time, .committed(broker: number, run: run, token: commit.token, outcome))
+    }
+    if now < cutFromEtcd[number] {
+      // Sent before the broker knew: the quorum may or may not have it.
+      if random.chance(0.5) { _ = try applyToEtcd(commit) }
+      return answer(after: Self.etcdTimeout, .unanswered("cut off from etcd"))
+    }
+    switch disturbing ? Int.random(in: 0..<20, using: &random) : 20 {
+    case 0:
+      _ = try applyToEtcd(commit)
+      answer(after: Self.etcdTimeout, .unanswered("the answer was lost"))
+    case 1:
+      schedule(after: random.duration(.zero, .seconds(3)), .applyLate(commit))
+      answer(after: Self.etcdTimeout, .unanswered("no answer in time"))
+    case 2:
+      let outcome = try applyToEtcd(commit)
+      if case .stored = outcome, commit.record != nil {
+        answer(after: delay(), .changed(etcd!.records[commit.key]))
+      } else {
+        answer(after: delay(), outcome)
+      }
+    default:
+      answer(after: delay(), try applyToEtcd(commit))
     }
   }
 
-  private func startBroker(withData: Bool, cutLog: Bool) throws {
+  /// Applies a transaction; a put is checked, and every broker's watch hears of it.
+  private func applyToEtcd(_ commit: BrokerMachine.Commit) throws -> BrokerMachine.CommitOutcome {
+    let outcome = etcd!.apply(commit)
+    guard case .stored = outcome, let record = commit.record else { return outcome }
+    try checkBrokerValue(commit.key, record.entry.value)
+    for (number, broker) in brokers.enumerated() {
+      guard let broker else { continue }
+      schedule(after: delay(), .watch(broker: number, run: broker.run))
+    }
+    return outcome
+  }
+
+  private func startBroker(_ number: Int, withData: Bool, cutLog: Bool) throws {
     brokerRun += 1
+    brokerStarted[number] = now
+    if let etcd {
+      let broker = SimulatedBroker(
+        cluster: etcd,
+        configuration: BrokerConfiguration(
+          clientTimeout: clusterClientTimeout, seedWindow: Self.seedWindow),
+        run: brokerRun, name: "broker\(number)-run\(brokerRun)", startedAt: now.components.seconds)
+      broker.setAvailable(now >= cutFromEtcd[number])
+      brokers[number] = broker
+      note { "broker\(number) starts from etcd" }
+      return
+    }
     let instance = String(format: "%017d-sim", brokerRun)
     if cutLog { cutLogShort() }
     // The store is in memory, or in a directory that outlives the runs that use it.
-    core = try SimulatedBroker(
+    brokers[number] = try SimulatedBroker(
       instance: instance, directory: withData ? dataDirectory : nil,
-      configuration: BrokerConfiguration(seedWindow: Self.seedWindow))
-    brokerStarted = now
+      configuration: BrokerConfiguration(seedWindow: Self.seedWindow), run: brokerRun)
     // Nothing to collect at the first start; after a restart the copies need the window.
     if brokerRun > 1 { quietUntil = now + Self.seedWindow }
     note { "broker \(instance) starts\(withData ? " with data" : "")\(cutLog ? ", log cut" : "")" }
@@ -406,24 +567,44 @@ final class Simulation {
     try? data.prefix(data.count - cut).write(to: log)
   }
 
-  private func stopBroker() throws {
+  private func stopBroker(_ number: Int) throws {
     // What this run ends with must count no mutation twice, whatever the next run keeps.
-    for (key, entry) in core?.entries ?? [:] { try checkBrokerValue(key, entry.value) }
-    core = nil
-    peers = [:]
+    for (key, entry) in brokers[number]?.entries ?? [:] { try checkBrokerValue(key, entry.value) }
+    brokers[number] = nil
     for client in clients where client.alive {
-      cutDealer(client)
-      cutSubscriber(client)
+      if client.broker == number { cutDealer(client) }
+      if client.subscriberBroker == number { cutSubscriber(client) }
     }
   }
 
-  private func cutDealer(_ client: SimulatedClient) {
+  private func cutDealer(_ client: SimulatedClient, tellingClient: Bool = true) {
     guard client.dealerUp else { return }
     client.dealerUp = false
     client.dealerEpoch += 1
-    // The socket monitor tells the loop; libzmq reconnects by itself.
-    client.machine.connectionLost(&client.actions)
     reconnectLater(.dealerConnects(client: client.index))
+    guard tellingClient else { return }
+    // The socket monitor tells the loop; libzmq reconnects by itself. With other brokers to
+    // go to, the loop moves at once.
+    client.machine.connectionLost(&client.actions)
+    if brokers.count > 1 {
+      client.actions.moveToNextBroker = true
+      schedule(after: .zero, .wake(client: client.index, generation: client.wakeGeneration))
+    }
+  }
+
+  /// Moves a client's DEALER to the next broker of the cluster; its SUB follows the WELCOME.
+  private func move(_ client: SimulatedClient) {
+    client.actions.moveToNextBroker = false
+    client.broker = (client.broker + 1) % brokers.count
+    note { "\(client.id.prefix(4)) moves to broker\(client.broker)" }
+    cutDealer(client, tellingClient: false)
+    if client.subscriberUp {
+      client.subscriberUp = false
+      client.subscribed = false
+      client.subscriberEpoch += 1
+    }
+    client.publisherKnown = false
+    client.machine.movedBroker(at: instant(client), &client.actions)
   }
 
   private func cutSubscriber(_ client: SimulatedClient) {
@@ -443,26 +624,35 @@ final class Simulation {
   private func injectFault() throws {
     guard faultsActive else { return }
     defer { schedule(after: random.duration(.milliseconds(10), faultEvery), .fault) }
-    guard now >= quietUntil, core != nil else { return }
+    guard now >= quietUntil, brokers.allSatisfy({ $0 != nil }) || etcd != nil else { return }
     outcome.faults += 1
     let alive = clients.filter(\.alive)
     let client = alive.randomElement(using: &random)!
-    switch Int.random(in: 0..<10, using: &random) {
+    switch Int.random(in: 0..<(etcd == nil ? 10 : 13), using: &random) {
     case 0, 1:
       note { "fault: \(client.id.prefix(4))'s DEALER connection cut" }
       cutDealer(client)
     case 2:
       note { "fault: \(client.id.prefix(4))'s SUB connection cut" }
       cutSubscriber(client)
+    case 3, 4 where etcd != nil:
+      let number = Int.random(in: brokers.indices, using: &random)
+      guard brokers[number] != nil else { return }
+      note { "fault: broker\(number) killed" }
+      outcome.restarts += 1
+      try stopBroker(number)
+      schedule(
+        after: random.duration(.zero, .seconds(2)),
+        .brokerStarts(broker: number, withData: false, cutLog: false))
     case 3, 4:
       let withData = usesData && random.chance(0.7)
       let cutLog = withData && random.chance(0.5)
       note { "fault: broker killed" }
       outcome.restarts += 1
-      try stopBroker()
+      try stopBroker(0)
       schedule(
         after: random.duration(.zero, .seconds(2)),
-        .brokerStarts(withData: withData, cutLog: cutLog)
+        .brokerStarts(broker: 0, withData: withData, cutLog: cutLog)
       )
     case 5 where alive.count > 1, 6 where alive.count > 1:
       note { "fault: \(client.id.prefix(4)) killed" }
@@ -474,6 +664,19 @@ final class Simulation {
       note { "fault: \(client.id.prefix(4))'s clock jumps \(jump)" }
       client.clockOffset += jump
       try turn(client)
+    case 10:
+      electionUntil = now + random.duration(.milliseconds(300), .seconds(2))
+      note { "fault: etcd elects a leader until \(electionUntil)" }
+    case 11:
+      let number = Int.random(in: brokers.indices, using: &random)
+      guard let broker = brokers[number] else { return }
+      cutFromEtcd[number] = now + random.duration(.milliseconds(300), .seconds(3))
+      note { "fault: broker\(number) cut from etcd until \(cutFromEtcd[number])" }
+      broker.setAvailable(false)
+      schedule(at: cutFromEtcd[number], .etcdReachable(broker: number, run: broker.run))
+    case 12:
+      note { "fault: etcd compacts its history" }
+      etcd?.compact()
     default:
       note { "fault: nothing" }
     }
@@ -492,7 +695,8 @@ final class Simulation {
   /// At a restart: which confirmed mutations can survive it (in the loaded data, or in the
   /// newest copy a live client holds). A live client's must; a dead client's may be lost.
   private func declareLosses() throws {
-    guard let core else { return }
+    // etcd loses nothing: only a single broker's restart can.
+    guard etcd == nil, let core = brokers[0] else { return }
     for (keyIndex, key) in keys.enumerated() {
       var kept = Set<String>()
       if let entry = core.entries[key], !entry.value.isEmpty {
@@ -525,21 +729,30 @@ final class Simulation {
     if faultsActive {
       faultsActive = false
       note { "faults stop" }
-      if core == nil {
-        try startBroker(withData: usesData, cutLog: false)
+      electionUntil = min(electionUntil, now)
+      for number in brokers.indices {
+        cutFromEtcd[number] = min(cutFromEtcd[number], now)
+        brokers[number]?.setAvailable(true)
+        guard brokers[number] == nil else { continue }
+        try startBroker(number, withData: usesData, cutLog: false)
         try declareLosses()
       }
     }
     schedule(after: .milliseconds(100), .check)
-    guard settledAt == nil, pendingSpawns == 0, let core else { return }
+    // Brokers still deciding requests of clients that moved on have not settled either.
+    guard settledAt == nil, pendingSpawns == 0, let instance,
+      brokers.allSatisfy({ $0?.isIdle ?? false })
+    else { return }
+    let entries = authoritative
     for (keyIndex, key) in keys.enumerated() {
-      let entry = core.entries[key]
+      let entry = entries[key]
       for client in clients where client.alive {
         let machine = client.channels[keyIndex].machine
         guard client.dealerUp, client.subscribed, client.machine.connected,
-          client.machine.brokerInstance == core.instance, machine.isSynced,
+          brokers[client.broker] != nil, client.subscriberBroker == client.broker,
+          client.machine.brokerInstance == instance, machine.isSynced,
           !machine.hasUnconfirmedWrites,
-          machine.instance == core.instance, machine.version == entry?.version ?? 0
+          machine.instance == instance, machine.version == entry?.version ?? 0
         else { return }
       }
     }
@@ -550,8 +763,12 @@ final class Simulation {
   }
 
   private func finalChecks() throws {
-    guard let settledAt, let core else { throw failure("never settled: \(state())") }
-    for (key, entry) in core.entries {
+    guard let settledAt, instance != nil else { throw failure("never settled: \(state())") }
+    if commitsAfterSettling > 0 {
+      throw failure("the brokers sent \(commitsAfterSettling) commits after the world settled")
+    }
+    let entries = authoritative
+    for (key, entry) in entries {
       try checkBrokerValue(key, entry.value)
       // Memory: the broker's records per key stay within their bounds.
       if (entry.recent?.count ?? 0) > 2 * BrokerEntry.recentWrites
@@ -569,7 +786,7 @@ final class Simulation {
       )
     }
     for (keyIndex, key) in keys.enumerated() {
-      let value = core.entries[key]?.value ?? Data()
+      let value = entries[key]?.value ?? Data()
       let tally = value.isEmpty ? Tally() : try QuickJSONDecoder().decode(Tally.self, from: value)
       for client in clients {
         let confirmed = client.confirmedTags(keyIndex)
@@ -618,10 +835,10 @@ final class Simulation {
   }
 
   private func state() -> String {
+    let entries = authoritative
     let broker =
-      core.map { core in
-        keys.map { "\($0)@\(core.entries[$0]?.version ?? 0)" }.joined(separator: " ")
-      } ?? "down"
+      instance == nil
+      ? "down" : keys.map { "\($0)@\(entries[$0]?.version ?? 0)" }.joined(separator: " ")
     let views = clients.filter(\.alive).map { client in
       let keys = client.channels.map { channel in
         "\(channel.key)@\(channel.machine.version) \(channel.machine.phase) pending \(channel.unconfirmedWriteCount)"
@@ -630,6 +847,16 @@ final class Simulation {
         "\(client.id.prefix(4)) \(client.machine.connected ? "connected" : "not connected") \(keys)"
     }
     return "broker \(broker); " + views.joined(separator: "; ")
+  }
+
+  /// The keys as the world holds them: the single broker's, or etcd's.
+  private var authoritative: [String: BrokerEntry] {
+    etcd.map { $0.records.mapValues(\.record.entry) } ?? brokers[0]?.entries ?? [:]
+  }
+
+  /// The instance clients must end up talking to: the single broker's, or the cluster's.
+  private var instance: String? {
+    etcd?.instance ?? brokers[0]?.instance
   }
 
   private func failure(_ reason: String) -> Failure {

@@ -46,14 +46,16 @@ import Testing
     print(
       "simulation: \(results.seeds) seeds in \(String(format: "%.1f", seconds)) s "
         + "(\(Int(Double(results.seeds) / seconds)) seeds/s), \(results.events) events, "
-        + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts; "
-        + "settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
+        + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts, "
+        + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd; settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
     )
     // A row of `make chaos`'s table.
     print(
       "chaos-row | deterministic simulation: messages lost and delayed, writes delivered twice, "
         + "connections cut, PUB drops, broker restarts with, without and with cut data, clients "
-        + "killed, clocks that jump | \(results.faults) faults, \(results.restarts) broker restarts "
+        + "killed, clocks that jump; in clusters: brokers killed, etcd answers lost after applying, "
+        + "transactions applied late, retries that find their own put, elections, a broker cut from "
+        + "etcd, history compacted | \(results.faults) faults, \(results.restarts) broker restarts "
         + "| \(results.seeds) seeds, \(results.mutations) mutations | \(results.failures.count) seeds failed |"
     )
     if let failure = results.failures.min(by: { $0.seed < $1.seed }) {
@@ -77,6 +79,7 @@ private struct Summary: Sendable {
   var mutations = 0
   var faults = 0
   var restarts = 0
+  var clustered = 0
   var worstSettle = Duration.zero
   var failures: [Simulation.Failure] = []
 
@@ -88,6 +91,7 @@ private struct Summary: Sendable {
       mutations += outcome.mutations
       faults += outcome.faults
       restarts += outcome.restarts
+      if outcome.clustered { clustered += 1 }
       worstSettle = max(worstSettle, outcome.settled)
     } catch let failure as Simulation.Failure {
       failures.append(failure)
@@ -102,6 +106,7 @@ private struct Summary: Sendable {
     mutations += other.mutations
     faults += other.faults
     restarts += other.restarts
+    clustered += other.clustered
     worstSettle = max(worstSettle, other.worstSettle)
     failures += other.failures
   }

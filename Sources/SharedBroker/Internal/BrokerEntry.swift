@@ -13,6 +13,9 @@ struct BrokerEntry: Codable, Equatable {
   /// The last writes applied, oldest first, for the clients that take the key's state without
   /// its updates (absent in data written before protocol 3).
   var recent: [Applied]?
+  /// In a cluster: when each client's last write was applied, in seconds since 1970 (absent in
+  /// data written before records expired).
+  var written: [String: Int64]?
 
   /// A write applied to a key: the version it made, and whose write it was.
   struct Applied: Codable, Equatable {
@@ -60,6 +63,22 @@ struct BrokerEntry: Codable, Equatable {
     remember(writes.sorted { $0.key < $1.key }.map {
       Applied(version: version, client: $0.key, write: $0.value)
     })
+  }
+
+  /// Stamps the time of `writers`' writes (and of clients recorded without a time, whose
+  /// clock starts now), and drops the records of clients whose last write is older than
+  /// `cutoff`: a cluster forgets clients that stopped writing, so an entry stays bounded by
+  /// its live writers.
+  mutating func stamp(_ writers: some Sequence<String>, at time: Int64, forgettingBefore cutoff: Int64) {
+    var written = self.written ?? [:]
+    for writer in writers { written[writer] = time }
+    for client in lastWrites.keys where written[client] == nil { written[client] = time }
+    let expired = Set(written.lazy.filter { $0.value < cutoff }.map(\.key))
+    if !expired.isEmpty {
+      for client in expired { written[client] = nil }
+      forget(expired)
+    }
+    self.written = written
   }
 
   /// Drops the records of `clients`.

@@ -12,6 +12,7 @@ extension BrokerMachine {
     var seeded = state.seeded
     var log: [BrokerLog.Record] = []
     var maker = (client: state.entry?.lastClient ?? "", write: UInt64(0))
+    var writers: [String] = []
     if let client = state.entry?.lastClient { maker.write = state.entry?.lastWrites[client] ?? 0 }
     var batch = Batch(
       requests: requests,
@@ -82,6 +83,7 @@ extension BrokerMachine {
               value: value, instance: instance))
         }
         maker = (request.client, write)
+        writers.append(request.client)
         batch.applied += 1
         // Publish first: propagation to every reader matters more than the writer's ACK.
         batch.releases.append(
@@ -126,6 +128,14 @@ extension BrokerMachine {
         answer(snapshot())
       }
     }
+    // A cluster forgets clients that stopped writing, at the next write of the key, since no
+    // broker alone knows whether a client is still alive.
+    if backend == .cluster, !batch.changes.isEmpty {
+      let stamp = Change.stamped(
+        writers: writers, at: wallClock, forgettingBefore: wallClock - clientTimeoutSeconds)
+      batch.changes.append(stamp)
+      Self.apply(stamp, to: &working, seeded: &seeded, instance: instance)
+    }
     // The log's batch must not hold the entry: applying it in place would copy it.
     if backend == .cluster {
       batch.entry = working
@@ -153,6 +163,8 @@ extension BrokerMachine {
       seeded = nil
     case .merged(let writes):
       entry!.lastWrites.merge(writes, uniquingKeysWith: max)
+    case .stamped(let writers, let time, let cutoff):
+      entry!.stamp(writers, at: time, forgettingBefore: cutoff)
     case .adopted(let origin, let version, let value, let writes):
       entry!.lastWrites.merge(writes, uniquingKeysWith: max)
       entry!.version = version

@@ -88,6 +88,13 @@ struct BrokerMachine {
   var retries: [String: Duration] = [:]
   /// The time since the broker started, as the last event told it.
   var now = Duration.zero
+  /// When the broker started, in seconds since 1970: a cluster's records carry wall-clock times,
+  /// which every broker compares.
+  let startedAt: Int64
+  /// The wall-clock time now, in seconds since 1970.
+  var wallClock: Int64 { startedAt + now.components.seconds }
+  /// How long a cluster keeps the records of a client that stopped writing a key.
+  var clientTimeoutSeconds: Int64 { sessions.timeout.components.seconds }
   /// Whether the cluster's store answers (always, for the log).
   private(set) var available = true
   /// What the broker has counted so far.
@@ -97,11 +104,13 @@ struct BrokerMachine {
   ///   - entries: The keys loaded from the data, for the log.
   ///   - records: The keys read from a cluster's store.
   ///   - now: The time since the broker started.
+  ///   - startedAt: When it started, in seconds since 1970.
   init(
     instance: String, run: String, backend: Backend, configuration: BrokerConfiguration,
     publisherEndpoint: String, entries: [String: BrokerEntry] = [:],
-    records: [String: StoredRecord] = [:], now: Duration
+    records: [String: StoredRecord] = [:], now: Duration, startedAt: Int64 = 0
   ) {
+    self.startedAt = startedAt
     self.instance = instance
     self.run = run
     self.backend = backend

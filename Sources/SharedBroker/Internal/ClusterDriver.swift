@@ -26,7 +26,7 @@ final class ClusterDriver: Sendable {
     guard cluster.isAvailable else { return .refused("the shared store (etcd) is unreachable") }
     let data: Data?
     do {
-      data = try commit.record.map { try JSONEncoder().encode($0) }
+      data = try commit.record.map { try $0.encoded() }
     } catch {
       return .refused("the key's record could not be encoded: \(error)")
     }
@@ -69,9 +69,7 @@ final class ClusterDriver: Sendable {
   }
 
   private static func decode(_ record: BrokerClusterRecord) -> StoredRecord? {
-    guard let decoded = try? JSONDecoder().decode(ClusterRecord.self, from: record.data) else {
-      return nil
-    }
+    guard let decoded = try? ClusterRecord(decoding: record.data) else { return nil }
     return StoredRecord(revision: record.revision, record: decoded)
   }
 }

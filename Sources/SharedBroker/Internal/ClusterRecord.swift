@@ -13,6 +13,41 @@ struct ClusterRecord: Codable, Equatable {
   var commit: String?
 }
 
+extension ClusterRecord {
+  /// The format of ``encoded()``; a record stored before it is plain JSON, starting with `{`.
+  private static let format: UInt8 = 1
+
+  /// The record's bytes: the format, the length of the JSON of everything but the value, that
+  /// JSON, then the value as it is, so the value is not base64-encoded inside the JSON (etcd's
+  /// gateway base64-encodes the whole record once more).
+  func encoded() throws -> Data {
+    var header = self
+    header.entry.value = Data()
+    let json = try JSONEncoder().encode(header)
+    var data = Data([Self.format])
+    withUnsafeBytes(of: UInt32(json.count).bigEndian) { data.append(contentsOf: $0) }
+    data.append(json)
+    data.append(entry.value)
+    return data
+  }
+
+  /// Reads a record written by ``encoded()``, or by a broker that stored plain JSON.
+  init(decoding data: Data) throws {
+    guard data.first == Self.format else {
+      self = try JSONDecoder().decode(ClusterRecord.self, from: data)
+      return
+    }
+    let start = data.startIndex + 5
+    guard data.count >= 5 else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a record cut short")) }
+    let length = data[data.startIndex + 1..<start].reduce(0) { $0 << 8 | Int($1) }
+    guard data.count - 5 >= length else {
+      throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a record cut short"))
+    }
+    self = try JSONDecoder().decode(ClusterRecord.self, from: data[start..<start + length])
+    entry.value = Data(data[(start + length)...])
+  }
+}
+
 /// A record read from a cluster, with the revision the store gave it.
 struct StoredRecord: Equatable {
   let revision: Int64

@@ -75,8 +75,8 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   /// Writes in flight, oldest first. Kept across a lost connection until the next snapshot,
   /// whose `lastWrite` tells which of them the broker applied.
   private var sent: [SentWrite] = []
-  /// Writes that were in flight to an earlier broker run when this one answered without them:
-  /// a copy adopted later may still hold them (its write records say so).
+  /// Writes that were in flight when a broker answered without them: another broker of a
+  /// cluster, or a copy of an earlier run adopted later, may still hold them, in id order.
   private var unresolved: [SentWrite] = []
   /// How many writes may be in flight (`nil`: the maximum).
   private var window: Int?
@@ -336,14 +336,13 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   private mutating func take(
     version: UInt64, lastWrite: UInt64, value: Data, writes: [String: UInt64], instance: String
   ) {
-    if instance != self.instance, !sent.isEmpty {
-      // Writes sent to an earlier broker run may yet show up applied: a copy of the key that
-      // holds them, which this run may still adopt, carries their ids.
-      unresolved = sent
-    }
+    // Writes above `lastWrite` are not applied now, but may yet be: another broker of a
+    // cluster may still be deciding them, and a copy from an earlier run that holds them may
+    // still be adopted. Their mutations are resent under new ids; should an answer show one of
+    // them applied after all (its id at or below a `lastWrite`, or our own update), its
+    // mutations are confirmed instead of being applied twice.
+    unresolved.append(contentsOf: sent)
     acknowledge(applied: lastWrite)
-    // Writes above `lastWrite` were not applied, and never will be: each attempt has its own
-    // id, and a pipelined one cannot land behind one that did not.
     sent = []
     if instance != self.instance || version >= self.version {
       self.instance = instance
@@ -449,6 +448,10 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     saveError = nil
     acknowledge(through: own.coversThrough)
     sent.removePrefix(index + 1)
+    // The broker's record of our last write is now past them: they can never apply.
+    if let newest = unresolved.lastIndex(where: { $0.id < write }) {
+      unresolved.removePrefix(newest + 1)
+    }
     if let narrowed = window { window = narrowed + 1 >= maxWindow ? nil : narrowed + 1 }
     return true
   }
