@@ -25,6 +25,7 @@ let package = Package(
       name: "broker-benchmarks",
       dependencies: [
         .product(name: "SharedBroker", package: main),
+        .product(name: "SharedBrokerCluster", package: main),
         .product(name: "Sharing", package: main),
         .product(name: "ZeroMQ", package: main),
         .product(name: "Logging", package: "swift-log"),

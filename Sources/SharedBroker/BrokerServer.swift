@@ -115,7 +115,7 @@ public final class BrokerServer: Service, Sendable {
           instance: cluster.instance, run: instance, backend: .cluster,
           configuration: configuration, publisherEndpoint: placeholder,
           records: try driver.loadAll(), now: elapsed(),
-          startedAt: Int64(Date().timeIntervalSince1970) - elapsed().components.seconds)
+          startedAt: Int64(Date().timeIntervalSince1970 * 1_000) - elapsed().milliseconds)
       } catch {
         throw BrokerStartError.cluster(error)
       }
@@ -292,6 +292,10 @@ public final class BrokerServer: Service, Sendable {
     var actions: [BrokerMachine.Action] = []
     actions.reserveCapacity(16)
     counters.withLock { $0 = machine.statistics }
+    // Whether the ROUTER was used since it last said it had nothing: a send takes in libzmq's
+    // pending commands, and with them the signal of its descriptor, so it is asked before the
+    // thread sleeps (answers released by the store go out between receives).
+    var routerTouched = true
     // Carries out the actions, and those that the log's answers make.
     func perform() {
       var next = 0
@@ -301,6 +305,7 @@ public final class BrokerServer: Service, Sendable {
         switch action {
         case .reply(let peer, let message):
           _ = try? router.send([peer] + message.frames, dontWait: true)
+          routerTouched = true
         case .publish(let message):
           _ = try? publisher.send(message.frames, dontWait: true)
         case .commit(let commit):
@@ -342,7 +347,6 @@ public final class BrokerServer: Service, Sendable {
     }
     // The ZAP socket is only ever drained to empty, so its descriptor stays armed after this.
     if let zap { authenticate(zap, &machine) }
-    var routerTouched = true
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
         let routerWaiting = routerTouched && router.hasInput

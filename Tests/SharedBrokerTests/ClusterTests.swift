@@ -2,7 +2,7 @@ import Dependencies
 import Etcd
 import Foundation
 import Logging
-import SharedBroker
+@testable import SharedBroker
 import SharedBrokerCluster
 import Sharing
 import Testing
@@ -87,6 +87,31 @@ struct ClusterTests {
   /// The etcd member a broker watches through dies between writes through another broker: the
   /// watch resumes after the last revision it delivered, and the broker publishes every version,
   /// in order, none missing (a subscriber that missed one would otherwise resync quietly).
+  /// Short-lived `counter` processes, one after another, through a broker whose records expire
+  /// after a tenth of a second (each process takes longer than that to start): every tap
+  /// counts, and the key's record in etcd keeps only the clients that wrote it lately, not every
+  /// process that ever did.
+  @Test func shortLivedCountersLeaveABoundedRecord() async throws {
+    try await withEtcdCluster { etcd in
+      let (broker, router, _) = try await startBroker(
+        ["--store", etcd.store, "--client-timeout", "0.1"])
+      defer { broker.signal(SIGTERM) }
+      let processes = 16
+      for _ in 0..<processes {
+        let counter = try await Self.counter(router, key: "short-lived", script: "+")
+        #expect(await counter.waitForExit() == 0, "\(counter.printed.suffix(300))")
+      }
+      let final = try await Self.stats(at: router, key: "short-lived")
+      #expect(final.hasPrefix(#"{"count":\#(processes),"#), "\(final)")
+      let client = EtcdClient(endpoints: etcd.clientURLs)
+      defer { Task { try? await client.shutdown() } }
+      let (_, stored) = try await client.range(Data("/sharedmirror/keys/short-lived".utf8))
+      let record = try ClusterRecord(decoding: try #require(stored.first).value)
+      #expect(record.entry.lastWrites.count < processes, "\(record.entry.written ?? [:])")
+      #expect(record.entry.written?.count == record.entry.lastWrites.count)
+    }
+  }
+
   @Test func aCutWatchResumesWithoutMissingAnUpdate() async throws {
     try await withEtcdCluster { etcd in
       let first = try await ClusterBroker(etcd)

@@ -29,7 +29,7 @@ final class SimulatedBroker {
   }
 
   /// A broker of the cluster whose store is `etcd`, starting from what it holds now, at
-  /// `startedAt` (in seconds of the world's clock, which every broker shares).
+  /// `startedAt` (in milliseconds of the world's clock, which every broker shares).
   init(
     cluster etcd: SimulatedEtcd, configuration: BrokerConfiguration, run: Int, name: String,
     startedAt: Int64

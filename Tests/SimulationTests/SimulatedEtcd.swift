@@ -16,6 +16,8 @@ final class SimulatedEtcd {
   private(set) var compacted: Int64 = 1
   /// Puts and checks carried out.
   private(set) var transactions = 0
+  /// Client records that puts dropped (expired).
+  private(set) var expiredRecords = 0
 
   /// One transaction: puts the commit's record, or only checks, if the key is at the revision
   /// the commit compares; otherwise answers with the key's record.
@@ -26,6 +28,8 @@ final class SimulatedEtcd {
     }
     guard let record = commit.record else { return .stored(revision: commit.revision) }
     revision += 1
+    let before = Set(records[commit.key]?.record.entry.lastWrites.keys ?? [:].keys)
+    expiredRecords += before.subtracting(record.entry.lastWrites.keys).count
     let stored = StoredRecord(revision: revision, record: record)
     records[commit.key] = stored
     history.append((commit.key, stored))

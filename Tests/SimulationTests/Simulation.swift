@@ -43,6 +43,8 @@ final class Simulation {
     var restarts = 0
     /// Whether the world was a cluster on etcd.
     var clustered = false
+    /// Client records a cluster dropped after the client timeout.
+    var expiredRecords = 0
     /// Sim time from the end of the faults until every live client held the broker's value.
     var settled = Duration.zero
   }
@@ -127,7 +129,8 @@ final class Simulation {
   /// How long an etcd transaction may go unanswered before the broker's client gives up on it.
   static let etcdTimeout = Duration.seconds(1)
   /// How long a cluster keeps the records of a client that stopped writing a key: short, so
-  /// that records expire during the run, yet longer than any client is cut off.
+  /// that records expire during the run, yet longer than any write waits for its answer or any
+  /// client is cut off (PROTOCOL.md: a client away longer may see its write applied twice).
   private let clusterClientTimeout: Duration
   /// Commits sent once the world had settled.
   private var commitsAfterSettling = 0
@@ -153,9 +156,10 @@ final class Simulation {
     maxDelay = random.duration(.microseconds(100), .milliseconds(random.chance(0.3) ? 800 : 20))
     faultEvery = random.duration(.milliseconds(300), .seconds(4))
     usesData = random.chance(0.5)
-    activeFor = random.duration(.seconds(2), .seconds(6))
     etcd = random.chance(0.5) ? SimulatedEtcd() : nil
-    clusterClientTimeout = random.duration(.seconds(8), .seconds(20))
+    // A cluster's faults last longer than its records live, so that records expire under them.
+    activeFor = random.duration(.seconds(2), etcd == nil ? .seconds(6) : .seconds(14))
+    clusterClientTimeout = random.duration(.seconds(6), .seconds(9))
     let brokerCount = etcd == nil ? 1 : Int.random(in: 2...3, using: &random)
     brokers = Array(repeating: nil, count: brokerCount)
     brokerStarted = Array(repeating: .zero, count: brokerCount)
@@ -197,6 +201,7 @@ final class Simulation {
     }
     try finalChecks()
     outcome.clustered = etcd != nil
+    outcome.expiredRecords = etcd?.expiredRecords ?? 0
     return outcome
   }
 
@@ -543,7 +548,7 @@ final class Simulation {
         cluster: etcd,
         configuration: BrokerConfiguration(
           clientTimeout: clusterClientTimeout, seedWindow: Self.seedWindow),
-        run: brokerRun, name: "broker\(number)-run\(brokerRun)", startedAt: now.components.seconds)
+        run: brokerRun, name: "broker\(number)-run\(brokerRun)", startedAt: now.milliseconds)
       broker.setAvailable(now >= cutFromEtcd[number])
       brokers[number] = broker
       note { "broker\(number) starts from etcd" }
@@ -748,7 +753,9 @@ final class Simulation {
       let entry = entries[key]
       for client in clients where client.alive {
         let machine = client.channels[keyIndex].machine
+        // Nothing on its way either: a request delayed from the faults would still be answered.
         guard client.dealerUp, client.subscribed, client.machine.connected,
+          client.lastDealerOut <= now, client.lastDealerIn <= now,
           brokers[client.broker] != nil, client.subscriberBroker == client.broker,
           client.machine.brokerInstance == instance, machine.isSynced,
           !machine.hasUnconfirmedWrites,

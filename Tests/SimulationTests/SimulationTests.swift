@@ -47,7 +47,8 @@ import Testing
       "simulation: \(results.seeds) seeds in \(String(format: "%.1f", seconds)) s "
         + "(\(Int(Double(results.seeds) / seconds)) seeds/s), \(results.events) events, "
         + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts, "
-        + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd; settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
+        + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd (\(results.expiredRecords) "
+        + "client records expired); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
     )
     // A row of `make chaos`'s table.
     print(
@@ -80,6 +81,7 @@ private struct Summary: Sendable {
   var faults = 0
   var restarts = 0
   var clustered = 0
+  var expiredRecords = 0
   var worstSettle = Duration.zero
   var failures: [Simulation.Failure] = []
 
@@ -92,6 +94,7 @@ private struct Summary: Sendable {
       faults += outcome.faults
       restarts += outcome.restarts
       if outcome.clustered { clustered += 1 }
+      expiredRecords += outcome.expiredRecords
       worstSettle = max(worstSettle, outcome.settled)
     } catch let failure as Simulation.Failure {
       failures.append(failure)
@@ -107,6 +110,7 @@ private struct Summary: Sendable {
     faults += other.faults
     restarts += other.restarts
     clustered += other.clustered
+    expiredRecords += other.expiredRecords
     worstSettle = max(worstSettle, other.worstSettle)
     failures += other.failures
   }

@@ -21,7 +21,7 @@ enum BrokerBenchmarks {
       )
     default:
       print(
-        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|staleness|contention|scale|durability|failover...]]"
+        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|staleness|contention|scale|durability|failover|cluster...]]"
           + " | reader MODE ENDPOINT COUNT"
       )
       exit(64)
@@ -61,7 +61,63 @@ enum BrokerBenchmarks {
       for _ in 0..<runs { runsOfFailover.append(try await runner.failover(times: 10)) }
       report.failover(runsOfFailover)
     }
+    if wanted("cluster") { try await cluster(runner, runs: runs, into: &report) }
     if only.isEmpty { try report.write() }
+  }
+
+  static func cluster(_ runner: Runs, runs: Int, into report: inout Report) async throws {
+    let seconds = 4.0
+    var rows: [Report.ClusterRow] = []
+    for (writers, keys) in [(1, 1), (4, 1), (4, 4)] {
+      var row = Report.ClusterRow(writers: writers, keys: keys)
+      for run in 0..<runs {
+        let tag = "w\(writers)k\(keys)r\(run)"
+        let etcd = try EtcdProcesses()
+        defer { etcd.stop() }
+        let broker = try BrokerProcess(bin: runner.bin, extra: ["--store", etcd.store])
+        let through = try runner.pipelinedWrites(
+          broker: broker, writers: writers, keys: keys, window: 4, seconds: seconds, tag: tag)
+        let sequential =
+          writers == 1
+          ? try runner.pipelinedWrites(
+            broker: broker, writers: 1, keys: 1, window: 1, seconds: seconds, tag: tag + "-seq")
+          : nil
+        broker.stop()
+        let direct = try await runner.etcdTransactions(
+          store: etcd.store, writers: writers, keys: keys, seconds: seconds, tag: tag)
+        let single = try BrokerProcess(bin: runner.bin)
+        let alone = try runner.pipelinedWrites(
+          broker: single, writers: writers, keys: keys, window: 4, seconds: seconds, tag: tag)
+        single.stop()
+        row.broker.append(through.rate)
+        row.etcd.append(direct.rate)
+        row.single.append(alone.rate)
+        row.pings += through.pings
+        row.exact = row.exact && through.acknowledged == through.versions
+        if let sequential {
+          row.sequential.append(median(sequential.latencies))
+          row.etcdSequential.append(median(direct.latencies))
+        }
+      }
+      rows.append(row)
+    }
+    // A leader killed under 4 writers on one key.
+    var election: [Runs.WriterRun] = []
+    for run in 0..<runs {
+      let etcd = try EtcdProcesses()
+      defer { etcd.stop() }
+      let broker = try BrokerProcess(bin: runner.bin, extra: ["--store", etcd.store])
+      defer { broker.stop() }
+      election.append(
+        try runner.pipelinedWrites(
+          broker: broker, writers: 4, keys: 1, window: 4, seconds: 8, tag: "election\(run)"
+        ) {
+          pause(microseconds: 2_000_000)
+          try etcd.killLeader()
+        })
+    }
+    let shortLived = try await runner.shortLivedClients(count: 10_000, timeout: 2)
+    report.cluster(rows, election: election, shortLived: shortLived)
   }
 
   static func throughput(_ runner: Runs, runs: Int, into report: inout Report) async throws {

@@ -224,6 +224,73 @@ struct Report {
       ])
   }
 
+  /// One row of the cluster's table: per run, confirmed writes per second through a broker on
+  /// etcd, etcd's own transactions, and the single broker in memory.
+  struct ClusterRow {
+    let writers: Int
+    let keys: Int
+    var broker: [Double] = []
+    var etcd: [Double] = []
+    var single: [Double] = []
+    /// Per run, µs: a sequential write through the broker, and etcd's own transaction.
+    var sequential: [Double] = []
+    var etcdSequential: [Double] = []
+    var pings: [Double] = []
+    /// Whether every key ended at as many versions as writes were acknowledged.
+    var exact = true
+  }
+
+  mutating func cluster(
+    _ rows: [ClusterRow], election: [Runs.WriterRun],
+    shortLived: (sizes: (first: Int, last: Int), latencies: (first: Double, last: Double))
+  ) {
+    var lines = [
+      "Brokers with `--store` on a 3-member etcd cluster on loopback. Each writer keeps 4 writes "
+        + "in flight on its key, as the client does (a REJECT restarts its chain); etcd's own "
+        + "rate is the same compare-and-set transactions from a plain HTTP client "
+        + "(async-http-client), one at a time per writer, at the same concurrency, in the same run.",
+      "",
+      "| writers on keys | through a broker on etcd, writes/s | etcd's own transactions/s | ratio | single broker in memory, writes/s | ratio to it | every write counted once |",
+      "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows {
+      let ratio = zip(row.broker, row.etcd).map { $0 / $1 }
+      let toSingle = zip(row.broker, row.single).map { $0 / $1 }
+      lines.append(
+        "| \(row.writers) on \(row.keys) | \(format(median(row.broker), 0)) | \(format(median(row.etcd), 0)) "
+          + "| **\(format(median(ratio), 2))×** (\(spread(ratio))) | \(format(median(row.single), 0)) "
+          + "| \(format(median(toSingle), 3))× | \(row.exact ? "yes" : "**no**") |")
+    }
+    if let row = rows.first(where: { !$0.sequential.isEmpty }) {
+      let ratio = zip(row.sequential, row.etcdSequential).map { $0 / $1 }
+      lines += [
+        "",
+        "A single writer's sequential confirmed write (one in flight): p50 "
+          + "\(format(median(row.sequential))) µs through the broker, \(format(median(row.etcdSequential))) µs "
+          + "for etcd's own transaction: **\(format(median(ratio), 2))×** (\(spread(ratio)))."
+      ]
+    }
+    let pings = rows.flatMap(\.pings)
+    let electionPings = election.flatMap(\.pings)
+    let exact = election.allSatisfy { $0.acknowledged == $0.versions }
+    lines += [
+      "",
+      "Heartbeats (`PING` every 20 ms on a connection of its own) while the writers' transactions "
+        + "are out: p50 \(format(percentile(pings, 0.5), 2)) ms, p99 \(format(percentile(pings, 0.99), 2)) ms, "
+        + "slowest \(format(pings.max() ?? .nan, 2)) ms. With etcd's leader SIGKILLed under 4 writers on one "
+        + "key (\(election.count) runs): slowest \(format(electionPings.max() ?? .nan, 2)) ms (a client moves "
+        + "after 1,500 ms of silence); every write counted once: \(exact ? "yes" : "**no**") "
+        + "(\(election.map(\.acknowledged).reduce(0, +)) acknowledged).",
+      "",
+      "A key written once by each of 10,000 short-lived clients, one after another, through a broker "
+        + "with `--client-timeout 2`: its record in etcd is \(shortLived.sizes.first) bytes after 2,000 "
+        + "clients and \(shortLived.sizes.last) bytes after 10,000; a write takes "
+        + "\(format(shortLived.latencies.first)) µs (p50) at the start and \(format(shortLived.latencies.last)) µs "
+        + "at the end.",
+    ]
+    section("8. A cluster on etcd", lines)
+  }
+
   mutating func failover(_ runs: [[Double]]) {
     let all = runs.flatMap { $0 }
     section(

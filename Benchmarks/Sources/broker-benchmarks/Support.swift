@@ -214,6 +214,14 @@ final class EtcdProcesses {
     }
   }
 
+  /// SIGKILLs the member that leads, as etcd's own log names it.
+  func killLeader() throws {
+    guard let leader = members.last(where: { $0.output.contains("became leader") }) else {
+      throw BenchmarkError("no etcd member says it became the leader")
+    }
+    leader.stop()
+  }
+
   func stop() {
     for member in members { member.stop() }
     try? FileManager.default.removeItem(at: directory)

@@ -13,8 +13,8 @@ struct BrokerEntry: Codable, Equatable {
   /// The last writes applied, oldest first, for the clients that take the key's state without
   /// its updates (absent in data written before protocol 3).
   var recent: [Applied]?
-  /// In a cluster: when each client's last write was applied, in seconds since 1970 (absent in
-  /// data written before records expired).
+  /// In a cluster: when each client's last write was applied, in milliseconds since 1970 (absent
+  /// in data written before records expired).
   var written: [String: Int64]?
 
   /// A write applied to a key: the version it made, and whose write it was.
@@ -65,14 +65,14 @@ struct BrokerEntry: Codable, Equatable {
     })
   }
 
-  /// Stamps the time of `writers`' writes (and of clients recorded without a time, whose
-  /// clock starts now), and drops the records of clients whose last write is older than
-  /// `cutoff`: a cluster forgets clients that stopped writing, so an entry stays bounded by
-  /// its live writers.
-  mutating func stamp(_ writers: some Sequence<String>, at time: Int64, forgettingBefore cutoff: Int64) {
+  /// Stamps when clients last wrote or were heard from (`times`; a stamp never goes back, and
+  /// a client recorded without one starts at `now`), and drops the records of clients whose
+  /// stamp is older than `cutoff`: a cluster forgets clients that went away, so an entry stays
+  /// bounded by its live writers.
+  mutating func stamp(_ times: [String: Int64], forgettingBefore cutoff: Int64, now: Int64) {
     var written = self.written ?? [:]
-    for writer in writers { written[writer] = time }
-    for client in lastWrites.keys where written[client] == nil { written[client] = time }
+    written.merge(times, uniquingKeysWith: max)
+    for client in lastWrites.keys where written[client] == nil { written[client] = now }
     let expired = Set(written.lazy.filter { $0.value < cutoff }.map(\.key))
     if !expired.isEmpty {
       for client in expired { written[client] = nil }

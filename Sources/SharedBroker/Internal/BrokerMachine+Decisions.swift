@@ -129,10 +129,16 @@ extension BrokerMachine {
       }
     }
     // A cluster forgets clients that stopped writing, at the next write of the key, since no
-    // broker alone knows whether a client is still alive.
+    // broker alone knows whether a client is still alive; a client this broker heard from
+    // counts as writing when it was heard, so a live client's records outlast any outage of
+    // its answers.
     if backend == .cluster, !batch.changes.isEmpty {
+      var times = Dictionary(writers.map { ($0, wallClock) }, uniquingKeysWith: max)
+      for client in working?.lastWrites.keys ?? [:].keys where times[client] == nil {
+        if let heard = sessions.lastHeard(client) { times[client] = startedAt + heard.milliseconds }
+      }
       let stamp = Change.stamped(
-        writers: writers, at: wallClock, forgettingBefore: wallClock - clientTimeoutSeconds)
+        times, at: wallClock, forgettingBefore: wallClock - clientTimeoutMilliseconds)
       batch.changes.append(stamp)
       Self.apply(stamp, to: &working, seeded: &seeded, instance: instance)
     }
@@ -163,8 +169,8 @@ extension BrokerMachine {
       seeded = nil
     case .merged(let writes):
       entry!.lastWrites.merge(writes, uniquingKeysWith: max)
-    case .stamped(let writers, let time, let cutoff):
-      entry!.stamp(writers, at: time, forgettingBefore: cutoff)
+    case .stamped(let times, let now, let cutoff):
+      entry!.stamp(times, forgettingBefore: cutoff, now: now)
     case .adopted(let origin, let version, let value, let writes):
       entry!.lastWrites.merge(writes, uniquingKeysWith: max)
       entry!.version = version

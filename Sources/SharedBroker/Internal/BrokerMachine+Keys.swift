@@ -66,8 +66,8 @@ extension BrokerMachine {
     /// A refused copy's write records, merged in.
     case merged([String: UInt64])
     case adopted(SeedOrigin, version: UInt64, value: Data, writes: [String: UInt64])
-    /// A cluster's batch: the time of its writers' writes, and the clients forgotten.
-    case stamped(writers: [String], at: Int64, forgettingBefore: Int64)
+    /// A cluster's batch: when its clients last wrote or were heard, and the clients forgotten.
+    case stamped([String: Int64], at: Int64, forgettingBefore: Int64)
   }
 
   enum Release {

@@ -88,13 +88,13 @@ struct BrokerMachine {
   var retries: [String: Duration] = [:]
   /// The time since the broker started, as the last event told it.
   var now = Duration.zero
-  /// When the broker started, in seconds since 1970: a cluster's records carry wall-clock times,
-  /// which every broker compares.
+  /// When the broker started, in milliseconds since 1970: a cluster's records carry wall-clock
+  /// times, which every broker compares.
   let startedAt: Int64
-  /// The wall-clock time now, in seconds since 1970.
-  var wallClock: Int64 { startedAt + now.components.seconds }
-  /// How long a cluster keeps the records of a client that stopped writing a key.
-  var clientTimeoutSeconds: Int64 { sessions.timeout.components.seconds }
+  /// The wall-clock time now, in milliseconds since 1970.
+  var wallClock: Int64 { startedAt + now.milliseconds }
+  /// How long a cluster keeps the records of a client that stopped writing a key, in ms.
+  var clientTimeoutMilliseconds: Int64 { sessions.timeout.milliseconds }
   /// Whether the cluster's store answers (always, for the log).
   private(set) var available = true
   /// What the broker has counted so far.
@@ -104,7 +104,7 @@ struct BrokerMachine {
   ///   - entries: The keys loaded from the data, for the log.
   ///   - records: The keys read from a cluster's store.
   ///   - now: The time since the broker started.
-  ///   - startedAt: When it started, in seconds since 1970.
+  ///   - startedAt: When it started, in milliseconds since 1970.
   init(
     instance: String, run: String, backend: Backend, configuration: BrokerConfiguration,
     publisherEndpoint: String, entries: [String: BrokerEntry] = [:],
@@ -326,5 +326,12 @@ struct BrokerMachine {
     statistics.forgottenClients += expired.count
     statistics.clients = sessions.count
     actions.append(.report(.forgotClients(expired.count)))
+  }
+}
+
+extension Duration {
+  /// The duration in whole milliseconds.
+  var milliseconds: Int64 {
+    components.seconds * 1_000 + components.attoseconds / 1_000_000_000_000_000
   }
 }

@@ -60,6 +60,12 @@ struct ClientSessions {
     self.latest = nil
   }
 
+  /// When `client` was last heard from, if it is known.
+  func lastHeard(_ client: String) -> Duration? {
+    if let latest, latest.client == client { return latest.heard }
+    return sessions[client]?.lastHeard
+  }
+
   /// Starts the clock for clients known only from stored data (after a restart).
   mutating func adopt(_ clients: some Sequence<String>, at now: Duration) {
     for client in clients where sessions[client] == nil {
