@@ -34,7 +34,7 @@ struct ClientSessions {
   mutating func heard(from client: String, peer: Data, at now: Duration) {
     settleLatest()
     let previous = sessions.updateValue(Session(lastHeard: now, peer: peer), forKey: client)
-    if let old = previous?.peer, old != peer { clientOfPeer[old] = nil }
+    if let old = previous?.peer, old != peer, clientOfPeer[old] == client { clientOfPeer[old] = nil }
     if previous?.peer != peer { clientOfPeer[peer] = client }
   }
 
@@ -81,7 +81,10 @@ struct ClientSessions {
     settleLatest()
     let expired = Set(sessions.filter { now - $0.value.lastHeard > timeout }.keys)
     for client in expired {
-      if let peer = sessions.removeValue(forKey: client)?.peer { clientOfPeer[peer] = nil }
+      // The connection may speak for another client since (it said HELLO again as that one).
+      if let peer = sessions.removeValue(forKey: client)?.peer, clientOfPeer[peer] == client {
+        clientOfPeer[peer] = nil
+      }
     }
     return expired
   }
