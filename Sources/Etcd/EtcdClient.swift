@@ -225,15 +225,22 @@ public final class EtcdClient: Sendable {
         path, payload, from: index + 1, tried: tried + 1,
         reason: Self.joined(reason, "\(endpoint): \(failure)"), on: eventLoop)
     }
+    // The next member's failure is not this one's: it already names every member tried.
     return http.execute(request: request, deadline: .now() + .nanoseconds(Self.nanoseconds(requestTimeout)))
-      .flatMap { response in
-        if response.status == .serviceUnavailable, tried < self.endpoints.count - 1 {
+      .map { Result<HTTPClient.Response, any Error>.success($0) }
+      .recover { .failure($0) }
+      .flatMap { result in
+        switch result {
+        case .success(let response) where response.status == .serviceUnavailable
+          && tried < self.endpoints.count - 1:
           return next("no leader")
+        case .success(let response):
+          self.preferred.store(index % self.endpoints.count, ordering: .relaxed)
+          return eventLoop.makeSucceededFuture(response)
+        case .failure(let error):
+          return next(Self.describe(error))
         }
-        self.preferred.store(index % self.endpoints.count, ordering: .relaxed)
-        return eventLoop.makeSucceededFuture(response)
       }
-      .flatMapError { error in next(Self.describe(error)) }
   }
 
   /// Opens a streaming request (a watch) on the first member that answers.

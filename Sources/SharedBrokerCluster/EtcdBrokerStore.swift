@@ -33,15 +33,23 @@ public final class EtcdBrokerStore: BrokerCluster {
   private struct State {
     var changes: [(key: String, record: BrokerClusterRecord)] = []
     var available = true
+    /// Since when etcd has not answered (nil: it answered last).
+    var failingSince: ContinuousClock.Instant?
     var onChange: (@Sendable () -> Void)?
     var tasks: [Task<Void, Never>] = []
     var closed = false
   }
   private let state = Mutex(State())
 
-  private init(instance: String, etcd: EtcdClient, prefix: String, logger: Logger) {
+  /// How long etcd may go without answering before the broker calls itself unavailable.
+  private let unavailableAfter: Duration
+
+  private init(
+    instance: String, etcd: EtcdClient, prefix: String, unavailableAfter: Duration, logger: Logger
+  ) {
     self.instance = instance
     self.etcd = etcd
+    self.unavailableAfter = unavailableAfter
     self.keysPrefix = Data((prefix + "keys/").utf8)
     self.logger = logger
   }
@@ -52,10 +60,15 @@ public final class EtcdBrokerStore: BrokerCluster {
   ///   - endpoints: etcd's client URLs (`http://HOST:PORT`).
   ///   - prefix: Where in etcd's key space the cluster keeps its keys.
   ///   - requestTimeout: How long one request may take on one etcd member.
+  ///   - unavailableAfter: How long etcd may go without answering before the broker refuses
+  ///     requests and tells its clients to move: longer than an election (etcd elects a new
+  ///     leader about a second after losing one), so that clients stay through one while their
+  ///     writes wait.
   ///   - logger: Where to log lost and regained contact.
   public static func connect(
     endpoints: [String], prefix: String = "/sharedmirror/",
-    requestTimeout: Duration = .seconds(1), logger: Logger = Logger(label: "broker.etcd")
+    requestTimeout: Duration = .seconds(1), unavailableAfter: Duration = .seconds(3),
+    logger: Logger = Logger(label: "broker.etcd")
   ) async throws -> EtcdBrokerStore {
     let etcd = EtcdClient(endpoints: endpoints, requestTimeout: requestTimeout)
     do {
@@ -68,7 +81,7 @@ public final class EtcdBrokerStore: BrokerCluster {
         result.succeeded ? created : result.ranges.first?.first?.value ?? created
       return EtcdBrokerStore(
         instance: String(decoding: instance, as: UTF8.self), etcd: etcd, prefix: prefix,
-        logger: logger)
+        unavailableAfter: unavailableAfter, logger: logger)
     } catch {
       try? await etcd.shutdown()
       throw error
@@ -95,7 +108,7 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   // MARK: - BrokerCluster
 
-  /// Whether etcd's quorum answered the last probe (every half second) and the last commit.
+  /// Whether etcd's quorum answered within the last `unavailableAfter` (probed every half second).
   public var isAvailable: Bool { state.withLock { $0.available } }
 
   /// Called when the watch brought changes, or availability changed.
@@ -116,7 +129,7 @@ public final class EtcdBrokerStore: BrokerCluster {
   }
 
   /// One etcd transaction: compares the key's mod revision, puts the record when equal, and
-  /// otherwise reads the key; a transport failure marks etcd unavailable. The completion runs on
+  /// otherwise reads the key; a transport failure counts as etcd not answering. The completion runs on
   /// the HTTP client's event loop.
   public func commit(
     key: String, record: Data?, expecting revision: Int64,
@@ -127,6 +140,7 @@ public final class EtcdBrokerStore: BrokerCluster {
       compare: [.modRevision(of: etcdKey, equals: revision)],
       success: record.map { [.put(etcdKey, $0)] } ?? [], failure: [.range(etcdKey)]
     ).whenComplete { [self] result in
+      if case .success = result { self.heard(nil) }
       switch result {
       case .success(let result) where result.succeeded:
         completion(.success(.stored(revision: record == nil ? revision : result.revision)))
@@ -136,7 +150,7 @@ public final class EtcdBrokerStore: BrokerCluster {
           .success(
             .changed(current.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) })))
       case .failure(let error):
-        setAvailable(false, because: error)
+        heard(error)
         completion(.failure(error))
       }
     }
@@ -210,10 +224,10 @@ public final class EtcdBrokerStore: BrokerCluster {
     while !Task.isCancelled {
       do {
         _ = try await etcd.range(Data(clusterKey))
-        setAvailable(true, because: nil)
+        heard(nil)
       } catch {
         if Task.isCancelled { return }
-        setAvailable(false, because: error)
+        heard(error)
       }
       try? await Task.sleep(for: .milliseconds(500))
     }
@@ -227,16 +241,27 @@ public final class EtcdBrokerStore: BrokerCluster {
     onChange?()
   }
 
-  private func setAvailable(_ available: Bool, because error: (any Error)?) {
-    let (changed, onChange) = state.withLock { state in
+  /// Records an answer from etcd (`nil`) or a failure; etcd becomes unavailable once it has
+  /// failed for `unavailableAfter`, and available again at its next answer.
+  private func heard(_ error: (any Error)?) {
+    let now = ContinuousClock.now
+    let (changed, available, onChange) = state.withLock { state in
+      if error == nil {
+        state.failingSince = nil
+      } else if state.failingSince == nil {
+        state.failingSince = now
+      }
+      let available = state.failingSince.map { now - $0 < unavailableAfter } ?? true
       defer { state.available = available }
-      return (state.available != available && !state.closed, state.onChange)
+      return (state.available != available && !state.closed, available, state.onChange)
     }
     guard changed else { return }
     if available {
       logger.notice("etcd answers again")
     } else {
-      logger.error("etcd unreachable: refusing writes", metadata: ["error": "\(error.map { "\($0)" } ?? "")"])
+      logger.error(
+        "etcd unreachable: refusing writes",
+        metadata: ["for": "\(unavailableAfter)", "error": "\(error.map { "\($0)" } ?? "")"])
     }
     onChange?()
   }

@@ -21,7 +21,7 @@ enum BrokerBenchmarks {
       )
     default:
       print(
-        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|staleness|contention|scale|durability|failover|cluster...]]"
+        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|staleness|contention|scale|durability|failover|cluster|short-lived...]]"
           + " | reader MODE ENDPOINT COUNT"
       )
       exit(64)
@@ -62,6 +62,9 @@ enum BrokerBenchmarks {
       report.failover(runsOfFailover)
     }
     if wanted("cluster") { try await cluster(runner, runs: runs, into: &report) }
+    if wanted("short-lived") {
+      report.shortLived(try await runner.shortLivedClients(count: 10_000, timeout: 2))
+    }
     if only.isEmpty { try report.write() }
   }
 
@@ -116,8 +119,7 @@ enum BrokerBenchmarks {
           try etcd.killLeader()
         })
     }
-    let shortLived = try await runner.shortLivedClients(count: 10_000, timeout: 2)
-    report.cluster(rows, election: election, shortLived: shortLived)
+    report.cluster(rows, election: election)
   }
 
   static func throughput(_ runner: Runs, runs: Int, into report: inout Report) async throws {

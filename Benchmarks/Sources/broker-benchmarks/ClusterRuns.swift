@@ -17,6 +17,8 @@ extension Runs {
     var latencies: [Double]
     /// PING round trips, in ms, measured meanwhile on a connection of its own.
     var pings: [Double]
+    /// PINGs answered `unavailable`: each would have moved a client to another broker.
+    var unavailable: Int
     /// Writes acknowledged, and the versions the keys ended at (each applied write adds one).
     var acknowledged: Int
     var versions: Int
@@ -37,6 +39,7 @@ extension Runs {
     let start = now()
     let deadline = start + UInt64(seconds * 1e9)
     let keyNames = (0..<keys).map { "\(tag)-\($0)" }
+    let router = broker.router
     var threads: [Thread] = []
     let done = DispatchGroup()
     for index in 0..<writers {
@@ -45,7 +48,7 @@ extension Runs {
         defer { done.leave() }
         do {
           let run = try writer(
-            broker: broker, context: context, client: "\(tag)-writer-\(index)",
+            router: router, context: context, client: "\(tag)-writer-\(index)",
             key: keyNames[index % keys], window: window, until: deadline)
           results.withLock { $0.append(run) }
         } catch {
@@ -56,6 +59,7 @@ extension Runs {
       thread.start()
     }
     let pings = Mutex<[Double]>([])
+    let unavailable = Atomic<Int>(0)
     let pinging = Atomic<Bool>(true)
     done.enter()
     Thread {
@@ -63,13 +67,16 @@ extension Runs {
       guard let probe = try? Socket(context: context, type: .dealer) else { return }
       defer { probe.close() }
       try? probe.set(.receiveTimeout, 10_000)
-      try? probe.connect(broker.router)
+      try? probe.connect(router)
       while pinging.load(ordering: .relaxed) {
         let sent = now()
         guard (try? probe.send(BrokerMessage.ping(versions: []).frames)) != nil,
-          (try? probe.receive()) != nil
+          let reply = try? probe.receive()
         else { return }
         pings.withLock { $0.append(Double(now() - sent) / 1e6) }
+        if case .error(.unavailable, _, _, _)? = try? BrokerMessage(frames: reply) {
+          unavailable.add(1, ordering: .relaxed)
+        }
         pause(microseconds: 20_000)
       }
     }.start()
@@ -85,26 +92,41 @@ extension Runs {
     for key in keyNames { versions += Int(try broker.version(of: key)) }
     return WriterRun(
       rate: Double(acknowledged) / elapsed, latencies: all.flatMap(\.latencies),
-      pings: pings.withLock { $0 }, acknowledged: acknowledged, versions: versions)
+      pings: pings.withLock { $0 }, unavailable: unavailable.load(ordering: .relaxed),
+      acknowledged: acknowledged, versions: versions)
   }
 
   private func writer(
-    broker: BrokerProcess, context: Context, client: String, key: String, window: Int,
+    router: String, context: Context, client: String, key: String, window: Int,
     until deadline: UInt64
   ) throws -> (acks: Int, latencies: [Double]) {
-    let dealer = try broker.dealer(in: context, client: client) {
-      try $0.set(.receiveTimeout, 30_000)
-    }
+    let dealer = try Socket(context: context, type: .dealer)
     defer { dealer.close() }
+    try dealer.set(.receiveTimeout, 30_000)
+    try dealer.connect(router)
+    try dealer.send(BrokerMessage.hello(client: client).frames)
+    _ = try dealer.receive()
     func answer() throws -> BrokerMessage {
       guard let frames = try dealer.receive() else {
         throw BenchmarkError("\(client): no answer within 30 s")
       }
       return try BrokerMessage(frames: frames)
     }
-    try dealer.send(BrokerMessage.get(client: client, key: key).frames)
-    guard case .snapshot(_, var confirmed, _, _, _) = try answer() else {
-      throw BenchmarkError("\(client): the GET was not answered with a snapshot")
+    var confirmed: UInt64 = 0
+    // A broker just started may not reach etcd yet ("ask again"): a bounded number of tries.
+    for attempt in 1...100 {
+      try dealer.send(BrokerMessage.get(client: client, key: key).frames)
+      let reply = try answer()
+      if case .snapshot(_, let version, _, _, _) = reply {
+        confirmed = version
+        break
+      }
+      guard attempt < 100 else { throw BenchmarkError("\(client): the GET was answered \(reply)") }
+      if case .error(let code, _, _, _) = reply, code == .unavailable || code == .helloFirst {
+        try dealer.send(BrokerMessage.hello(client: client).frames)
+        _ = try answer()
+      }
+      pause(microseconds: 50_000)
     }
     var inFlight: [(id: UInt64, sent: UInt64)] = []
     var next: UInt64 = 1
@@ -209,21 +231,44 @@ extension Runs {
     }
     var latencies: [Double] = []
     var sizes: [Int] = []
-    for index in 1...count {
+    var version: UInt64 = 0
+    var index = 0
+    var refusals = 0
+    while index < count {
+      index += 1
       let name = "short-\(index)"
       try dealer.send(BrokerMessage.hello(client: name).frames)
       _ = try dealer.receive()
       let sent = now()
       try dealer.send(
         BrokerMessage.write(
-          client: name, write: 1, key: "short-lived", base: UInt64(index - 1),
-          value: Self.payload(index), after: nil
+          client: name, write: 1, key: "short-lived", base: version, value: Self.payload(index),
+          after: nil
         ).frames)
-      guard let frames = try dealer.receive(),
-        case .ack = try BrokerMessage(frames: frames)
-      else { throw BenchmarkError("short-lived client \(index)'s write was not acknowledged") }
-      latencies.append(Double(now() - sent) / 1e3)
-      if index == 2_000 || index == count { sizes.append(try await recordSize()) }
+      guard let frames = try dealer.receive() else {
+        throw BenchmarkError("short-lived client \(index)'s write was not answered")
+      }
+      switch try BrokerMessage(frames: frames) {
+      case .ack(_, _, let made):
+        version = made
+        latencies.append(Double(now() - sent) / 1e3)
+      case .reject(_, _, let current, _, _, _):
+        // Another base: the next client writes on the version it was told.
+        version = current
+        index -= 1
+      case let answer:
+        // Refused (etcd answered late, the broker said it is unavailable): the next client
+        // tries again, a bounded number of times.
+        refusals += 1
+        index -= 1
+        guard refusals <= 600 else {
+          throw BenchmarkError("short-lived client \(index + 1)'s write was refused: \(answer)")
+        }
+        pause(microseconds: 100_000)
+      }
+      if latencies.count == 2_000 && sizes.isEmpty || index == count {
+        sizes.append(try await recordSize())
+      }
     }
     return (
       (sizes[0], sizes[1]),
