@@ -413,7 +413,8 @@ public final class BrokerServer: Service, Sendable {
     case .storageFailed(let key, let reason):
       logger.error("Could not persist a write", metadata: ["key": "\(key)", "error": "\(reason)"])
     case .commitUnanswered(let key, let reason):
-      logger.error(
+      // Expected while etcd elects a leader: a warning, not an error.
+      logger.warning(
         "The cluster's store did not answer a commit; sending it again",
         metadata: ["key": "\(key)", "error": "\(reason)"])
     }
