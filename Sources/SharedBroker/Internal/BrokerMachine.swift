@@ -152,7 +152,9 @@ struct BrokerMachine {
     self.now = now
     forgetSilentClients(at: now, into: &actions)
     guard !retries.isEmpty else { return }
-    for (key, due) in retries where due <= now {
+    // In key order, not the dictionary's (which differs between processes): the simulation's
+    // runs repeat exactly.
+    for key in retries.keys.sorted() where retries[key]! <= now {
       retries[key] = nil
       resend(key, into: &actions)
     }
