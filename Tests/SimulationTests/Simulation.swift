@@ -530,6 +530,10 @@ final class Simulation {
 
   /// Applies a transaction; a put is checked, and every broker's watch hears of it.
   private func applyToEtcd(_ commit: BrokerMachine.Commit) throws -> BrokerMachine.CommitOutcome {
+    // Stored as etcd stores it: the bytes a broker encodes must read back as the record.
+    if let record = commit.record, (try? ClusterRecord(decoding: record.encoded())) != record {
+      throw failure("\(commit.key)'s record does not read back as it was written: \(record)")
+    }
     let outcome = etcd!.apply(commit)
     guard case .stored = outcome, let record = commit.record else { return outcome }
     try checkBrokerValue(commit.key, record.entry.value)
