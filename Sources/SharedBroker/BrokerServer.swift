@@ -360,7 +360,10 @@ public final class BrokerServer: Service, Sendable {
             for (token, outcome) in driver.takeOutcomes() {
               machine.committed(token, outcome, into: &actions)
             }
-            machine.watched(driver.takeChanges(), into: &actions)
+            // The answers go out before the watched changes are read.
+            counters.withLock { $0 = machine.statistics }
+            perform()
+            machine.watched(driver.takeChanges(known: machine.revision(of:)), into: &actions)
             counters.withLock { $0 = machine.statistics }
             perform()
           }

@@ -64,7 +64,8 @@ final class SimulatedBroker {
 
   /// What the watch's changes make the broker send.
   func watched(_ changes: [(key: String, stored: StoredRecord)]) -> [BrokerMachine.Action] {
-    machine.watched(changes, into: &actions)
+    // As the cluster driver does: its own commits, echoed, are left out.
+    machine.watched(changes.filter { $0.stored.revision > machine.revision(of: $0.key) }, into: &actions)
     return carryOut()
   }
 

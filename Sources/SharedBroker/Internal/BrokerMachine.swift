@@ -281,6 +281,9 @@ struct BrokerMachine {
     }
   }
 
+  /// The cluster's revision of the key as the broker holds it (0: none).
+  func revision(of key: String) -> Int64 { keys[key]?.revision ?? 0 }
+
   /// Takes what other brokers of the cluster stored, in the store's order, and publishes it.
   mutating func watched(_ changes: [(key: String, stored: StoredRecord)], into actions: inout [Action]) {
     for change in changes {

@@ -61,10 +61,13 @@ final class ClusterDriver: Sendable {
   /// Whether outcomes wait to be taken.
   var hasOutcomes: Bool { outcomes.withLock { !$0.isEmpty } }
 
-  /// What other brokers stored since the last call, decoded.
-  func takeChanges() -> [(key: String, stored: StoredRecord)] {
+  /// What other brokers stored since the last call, decoded; changes at or below the revision
+  /// `known` gives for their key (the broker's own commits, echoed by the watch) are dropped
+  /// without decoding.
+  func takeChanges(known: (String) -> Int64) -> [(key: String, stored: StoredRecord)] {
     cluster.takeChanges().compactMap { change in
-      Self.decode(change.record).map { (change.key, $0) }
+      guard change.record.revision > known(change.key) else { return nil }
+      return Self.decode(change.record).map { (change.key, $0) }
     }
   }
 
