@@ -43,6 +43,44 @@ struct BrokerProcessTests {
     #expect(await second.waitForExit() == 0)
   }
 
+  /// SIGTERM with clients connected: the broker exits at once, and what `--data` keeps is kept.
+  /// The bound is generous for a loaded machine (measured: 5 to 35 ms); a broker that waited
+  /// for a poll timeout or its clients would take a second or more.
+  @Test func sigtermWithClientsConnectedExitsPromptlyAndKeepsTheWrites() async throws {
+    let data = FileManager.default.temporaryDirectory.appendingPathComponent("broker-\(UUID())")
+    defer { try? FileManager.default.removeItem(at: data) }
+    let (first, router, publisher) = try await startBroker(["--data", data.path])
+    var clients: [BrokerClient] = []
+    defer { for client in clients { client.close() } }
+    for _ in 0..<3 {
+      let client = BrokerClient(endpoint: router)
+      clients.append(client)
+      let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
+      try await client.waitUntilConnected()
+      count.withLock { $0 += 1 }
+      try await client.waitUntilConfirmed()
+    }
+
+    let asked = ContinuousClock.now
+    first.signal(SIGTERM)
+    #expect(await first.waitForExit() == 0)
+    let took = ContinuousClock.now - asked
+    print("broker exit after SIGTERM with 3 clients: \(took)")
+    #expect(took < .seconds(1), "\(first.printed)")
+
+    let second = try await ChildProcess(
+      "broker", ["--listen", router, "--publish", publisher, "--data", data.path]
+    )
+    _ = await second.waitForOutput(containing: "Broker listening")
+    let reader = BrokerClient(endpoint: router)
+    defer { reader.close() }
+    let read = await inProcess(reader) { Shared(wrappedValue: 0, .broker("count")) }
+    try await reader.waitUntilConnected()
+    #expect(read.wrappedValue == 3)
+    second.signal(SIGTERM)
+    #expect(await second.waitForExit() == 0)
+  }
+
   @Test func badFlagsGiveUsageAndAFailingExit() async throws {
     let broker = try await ChildProcess("broker", ["--no-such-flag"])
     #expect(await broker.waitForExit() != 0)
