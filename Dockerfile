@@ -1,16 +1,17 @@
-# Build stage: the official Swift image.
-FROM swift:6.2-bookworm AS build
+# Build stage: the official Swift image, of the Swift the README names; the versions in
+# Package.resolved, and no build when it no longer matches Package.swift.
+FROM swift:6.3.1-bookworm AS build
 RUN apt-get update && apt-get install -y --no-install-recommends libzmq3-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-COPY Package.swift ./
+COPY Package.swift Package.resolved ./
 COPY Sources ./Sources
 COPY Tests ./Tests
 # Leaves test-only packages out of the build (see Package.swift).
 ENV SHARED_MIRROR_RUNTIME_BUILD=1
-RUN swift build -c release --static-swift-stdlib --product broker \
-    && swift build -c release --static-swift-stdlib --product counter \
-    && swift build -c release --static-swift-stdlib --product profile \
+RUN swift build --force-resolved-versions -c release --static-swift-stdlib --product broker \
+    && swift build --force-resolved-versions -c release --static-swift-stdlib --product counter \
+    && swift build --force-resolved-versions -c release --static-swift-stdlib --product profile \
     && mkdir /out \
     && cp "$(swift build -c release --show-bin-path)"/broker \
           "$(swift build -c release --show-bin-path)"/counter \

@@ -44,6 +44,26 @@ import TestSupport
     }
   }
 
+  /// The image is built with the Swift the README names and this machine has, from the locked
+  /// dependency versions, and `.ci/run` (through `make test`) refuses a lock that no longer
+  /// matches Package.swift.
+  @Test func theImageBuildsWithTheReadmesSwiftAndTheLockedVersions() async throws {
+    func text(_ path: String) throws -> String {
+      try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
+    }
+    let dockerfile = try text("Dockerfile")
+    let readme = try text("README.md")
+    let version = try #require(
+      readme.firstMatch(of: /It needs Swift (\d+\.\d+\.\d+)/).map { String($0.1) })
+    #expect(dockerfile.contains("FROM swift:\(version)-bookworm AS build"))
+    #expect(dockerfile.contains("COPY Package.swift Package.resolved ./"))
+    let builds = dockerfile.matches(of: /swift build [^&]*--product/).map { String($0.0) }
+    #expect(builds.count == 3 && builds.allSatisfy { $0.contains("--force-resolved-versions") })
+    #expect(try text("Makefile").contains("LOCKED := --force-resolved-versions"))
+    let swift = try await runCommand("/usr/bin/env", ["swift", "--version"])
+    #expect(swift.output.contains("Swift version \(version)"), "\(swift.output)")
+  }
+
   /// `docker compose --profile ha up`: 3 etcd members, 2 brokers sharing them, and clients
   /// given both brokers, in both orders.
   @Test func haProfileRunsAnEtcdClusterTwoBrokersAndClientsOnBoth() async throws {
