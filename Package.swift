@@ -73,6 +73,9 @@ let package = Package(
     // etcd's JSON gateway, for brokers that share their state (SharedBrokerCluster).
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    // The broker's counters, and `broker --metrics` serving them in Prometheus' text format.
+    .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+    .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     // swift-case-paths and swift-dependencies already build it for their own macros.
     .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
   ] + macroTesting,
@@ -142,6 +145,7 @@ let package = Package(
         .product(name: "Dependencies", package: "swift-dependencies"),
         .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "Metrics", package: "swift-metrics"),
         .product(name: "OrderedCollections", package: "swift-collections"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
       ],
@@ -163,6 +167,7 @@ let package = Package(
         "Etcd",
         "SharedBroker",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "Metrics", package: "swift-metrics"),
         .product(name: "NIOCore", package: "swift-nio"),
       ],
       swiftSettings: settings
@@ -180,6 +185,11 @@ let package = Package(
         "ZeroMQ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "Metrics", package: "swift-metrics"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Prometheus", package: "swift-prometheus"),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ],

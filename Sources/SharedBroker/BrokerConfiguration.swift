@@ -93,6 +93,18 @@ public struct BrokerConfiguration: Sendable {
 public struct BrokerStatistics: Equatable, Sendable {
   /// Requests received (valid or not).
   public var requests = 0
+  /// `HELLO`s received.
+  public var hellos = 0
+  /// `PING`s received.
+  public var pings = 0
+  /// `GET`s received.
+  public var gets = 0
+  /// `SYNC`s received.
+  public var syncs = 0
+  /// `SEED`s (clients' copies) received.
+  public var seeds = 0
+  /// `WRITE`s received.
+  public var writes = 0
   /// Writes applied.
   public var writesApplied = 0
   /// Writes rejected by compare-and-set (stale base or already applied).
@@ -117,10 +129,22 @@ public struct BrokerStatistics: Equatable, Sendable {
   public var deniedClients = 0
   /// Clients the broker knows (heard from within the client timeout, or found in its data).
   public var clients = 0
+  /// Connections open to the ROUTER (one per client process, as libzmq's monitor reports them).
+  public var connections = 0
   /// Clients forgotten after staying silent for longer than the client timeout.
   public var forgottenClients = 0
   /// `HELLO`s and `PING`s answered `unavailable`: the broker could not reach its cluster's store.
   public var unavailable = 0
+  /// `GET`s and writes answered `seeding` during the seed window.
+  public var seedingRefusals = 0
+  /// Bytes of the requests received (every frame).
+  public var bytesReceived = 0
+  /// Bytes of the answers and updates sent (every frame; an update counts once, however many
+  /// subscribers get it).
+  public var bytesSent = 0
+  /// Answers libzmq could not queue (the connection gone, or its queue full). Updates a
+  /// subscriber's full queue drops are not seen by the broker: that client resyncs the key.
+  public var answersDropped = 0
 
   /// Everything refused as bad input.
   public var rejectedInput: Int { malformed + unknownCommands + invalidKeys + oversized }

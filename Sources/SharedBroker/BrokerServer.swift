@@ -44,6 +44,10 @@ public final class BrokerServer: Service, Sendable {
   private let phase = Mutex<Phase>(.idle)
   private let stopRequested = Atomic<Bool>(false)
   private let counters = Mutex(BrokerStatistics())
+  /// The statistics as swift-metrics, reported from the broker thread every `reportInterval`
+  /// (and at least once a second, when it wakes with nothing to do).
+  private let metrics = BrokerMetrics()
+  private static let reportInterval = Duration.milliseconds(250)
   /// Time since the broker was created, on the clock it was given (a test clock in tests).
   private let elapsed: @Sendable () -> Duration
 
@@ -147,7 +151,9 @@ public final class BrokerServer: Service, Sendable {
           return zap
         }
         let (router, publisher) = try bindSockets(context)
+        let monitor = try SocketMonitor(watching: router, context: context)
         defer {
+          monitor.close()
           router.close()
           publisher.close()
           zap?.close()
@@ -160,8 +166,8 @@ public final class BrokerServer: Service, Sendable {
         var machine = owned.machine
         machine.publisherEndpoint = endpoints.publisher
         serve(
-          router: router, publisher: publisher, zap: zap, wake: wake, machine: machine,
-          backend: owned.backend)
+          router: router, publisher: publisher, monitor: monitor, zap: zap, wake: wake,
+          machine: machine, backend: owned.backend)
       } catch {
         ready.withLock { $0 = .failure(error) }
         bound.signal()
@@ -284,9 +290,20 @@ public final class BrokerServer: Service, Sendable {
     ])
   }
 
+  /// Counts the connections the ROUTER took in and lost, until no event is left.
+  private func countConnections(_ monitor: SocketMonitor, _ machine: inout BrokerMachine) {
+    while let event = try? monitor.receive() {
+      switch event.kind {
+      case .accepted: machine.statistics.connections += 1
+      case .disconnected: machine.statistics.connections -= 1
+      default: break
+      }
+    }
+  }
+
   private func serve(
-    router: Socket, publisher: Socket, zap: Socket?, wake: WakeUpSignal, machine: BrokerMachine,
-    backend: Backend
+    router: Socket, publisher: Socket, monitor: SocketMonitor, zap: Socket?, wake: WakeUpSignal,
+    machine: BrokerMachine, backend: Backend
   ) {
     var machine = machine
     var actions: [BrokerMachine.Action] = []
@@ -296,6 +313,7 @@ public final class BrokerServer: Service, Sendable {
     // pending commands, and with them the signal of its descriptor, so it is asked before the
     // thread sleeps (answers released by the store go out between receives).
     var routerTouched = true
+    var nextReport = Duration.zero
     // Carries out the actions, and those that the log's answers make.
     func perform() {
       var next = 0
@@ -304,10 +322,18 @@ public final class BrokerServer: Service, Sendable {
         next += 1
         switch action {
         case .reply(let peer, let message):
-          _ = try? router.send([peer] + message.frames, dontWait: true)
+          let frames = message.frames
+          if (try? router.send([peer] + frames, dontWait: true)) == true {
+            machine.statistics.bytesSent += frames.byteCount
+          } else {
+            machine.statistics.answersDropped += 1
+          }
           routerTouched = true
         case .publish(let message):
-          _ = try? publisher.send(message.frames, dontWait: true)
+          let frames = message.frames
+          if (try? publisher.send(frames, dontWait: true)) == true {
+            machine.statistics.bytesSent += frames.byteCount
+          }
         case .commit(let commit):
           switch backend {
           case .log(let log):
@@ -332,6 +358,7 @@ public final class BrokerServer: Service, Sendable {
     let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
     let routerIndex: Int
     let publisherIndex: Int
+    let monitorIndex: Int
     let zapIndex: Int?
     do {
       routerIndex = poller.add(fileDescriptor: try router.get(.fileDescriptor))
@@ -340,13 +367,16 @@ public final class BrokerServer: Service, Sendable {
       // for its events when its descriptor signals takes them in at once, so a joining client's
       // SYNC finds its subscription in effect sooner.
       publisherIndex = poller.add(fileDescriptor: try publisher.get(.fileDescriptor))
+      monitorIndex = poller.add(fileDescriptor: try monitor.socket.get(.fileDescriptor))
       zapIndex = try zap.map { poller.add(fileDescriptor: try $0.get(.fileDescriptor)) }
     } catch {
       logger.error("Broker sockets unusable", metadata: ["error": "\(error)"])
       return
     }
-    // The ZAP socket is only ever drained to empty, so its descriptor stays armed after this.
+    // The ZAP socket and the monitor are only ever drained to empty, so their descriptors stay
+    // armed after this.
     if let zap { authenticate(zap, &machine) }
+    countConnections(monitor, &machine)
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
         let routerWaiting = routerTouched && router.hasInput
@@ -370,8 +400,17 @@ public final class BrokerServer: Service, Sendable {
         }
         if ready.contains(publisherIndex) { _ = try? publisher.get(.events) }
         if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap, &machine) }
+        if ready.contains(monitorIndex) {
+          countConnections(monitor, &machine)
+          counters.withLock { $0 = machine.statistics }
+        }
         let forgotten = machine.statistics.forgottenClients
-        machine.tick(at: elapsed(), into: &actions)
+        let now = elapsed()
+        if now >= nextReport {
+          metrics.report(machine.statistics)
+          nextReport = now + Self.reportInterval
+        }
+        machine.tick(at: now, into: &actions)
         if !actions.isEmpty || machine.statistics.forgottenClients != forgotten {
           counters.withLock { $0 = machine.statistics }
           perform()
@@ -384,6 +423,7 @@ public final class BrokerServer: Service, Sendable {
             routerTouched = false
             break
           }
+          machine.statistics.bytesReceived += frames.dropFirst().byteCount
           machine.receive(
             frames.dropFirst(), from: frames.first ?? Data(), at: elapsed(), into: &actions)
           // Counted before anything goes out: whoever hears of the request may ask next.
@@ -435,4 +475,9 @@ private enum Backend {
 private struct UncheckedOwned: @unchecked Sendable {
   let machine: BrokerMachine
   let backend: Backend
+}
+
+extension Collection<Data> {
+  /// The bytes of a message's frames.
+  fileprivate var byteCount: Int { reduce(0) { $0 + $1.count } }
 }

@@ -1,6 +1,7 @@
 public import Etcd
 public import Foundation
 public import Logging
+import Metrics
 public import SharedBroker
 internal import NIOCore
 import Synchronization
@@ -43,6 +44,11 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   /// How long etcd may go without answering before the broker calls itself unavailable.
   private let unavailableAfter: Duration
+
+  /// Each commit's transaction, from the broker's call to etcd's answer, and those that got no
+  /// answer (etcd unreachable, or no leader in time).
+  private let commitDuration = Metrics.Timer(label: "sharedmirror_etcd_commit_duration_seconds")
+  private let commitFailures = Counter(label: "sharedmirror_etcd_commit_failures_total")
 
   private init(
     instance: String, etcd: EtcdClient, prefix: String, unavailableAfter: Duration, logger: Logger
@@ -136,11 +142,17 @@ public final class EtcdBrokerStore: BrokerCluster {
     completion: @escaping @Sendable (Result<BrokerClusterCommit, any Error>) -> Void
   ) {
     let etcdKey = keysPrefix + Data(key.utf8)
+    let started = ContinuousClock.now
     etcd.transactionFuture(
       compare: [.modRevision(of: etcdKey, equals: revision)],
       success: record.map { [.put(etcdKey, $0)] } ?? [], failure: [.range(etcdKey)]
     ).whenComplete { [self] result in
-      if case .success = result { self.heard(nil) }
+      if case .success = result {
+        commitDuration.record(duration: ContinuousClock.now - started)
+        heard(nil)
+      } else {
+        commitFailures.increment()
+      }
       switch result {
       case .success(let result) where result.succeeded:
         completion(.success(.stored(revision: record == nil ? revision : result.revision)))

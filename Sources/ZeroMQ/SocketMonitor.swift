@@ -25,6 +25,8 @@ public final class SocketMonitor {
   public enum Kind: Equatable, Sendable {
     /// A connection was made.
     case connected
+    /// A listening socket took in a connection.
+    case accepted
     /// A connection was lost.
     case disconnected
     /// The security handshake succeeded.
@@ -44,6 +46,7 @@ public final class SocketMonitor {
       self =
         switch Int32(code) {
         case ZMQ_EVENT_CONNECTED: .connected
+        case ZMQ_EVENT_ACCEPTED: .accepted
         case ZMQ_EVENT_DISCONNECTED: .disconnected
         case ZMQ_EVENT_HANDSHAKE_SUCCEEDED: .handshakeSucceeded
         case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL: .handshakeFailedNoDetail

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 import ZeroMQ
 import ServiceLifecycle
 import SharedBroker
@@ -73,6 +75,28 @@ struct Broker: AsyncParsableCommand {
   )
   var maxQueuedUpdates = 1_000
 
+  @Option(
+    name: .customLong("metrics"),
+    help: ArgumentHelp(
+      "Serve Prometheus metrics at http://HOST:PORT/metrics (env SHARED_BROKER_METRICS); off unless given.",
+      valueName: "HOST:PORT")
+  )
+  var metricsOption: String?
+
+  /// `--metrics`, else the environment's.
+  var metrics: String? { metricsOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_METRICS"] }
+
+  /// `--metrics` split into host and port (`[::1]:9555` for IPv6), or nil when malformed.
+  static func hostAndPort(_ text: String) -> (host: String, port: Int)? {
+    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+      (0...65_535).contains(port)
+    else { return nil }
+    var host = text[..<colon]
+    if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+    guard !host.isEmpty, !host.contains("/") else { return nil }
+    return (String(host), port)
+  }
+
   @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
   var logLevel = "info"
 
@@ -108,6 +132,10 @@ struct Broker: AsyncParsableCommand {
       guard data == nil else {
         throw ValidationError("--store and --data do not go together: etcd keeps the data.")
       }
+    }
+    if let metrics, Self.hostAndPort(metrics) == nil {
+      throw ValidationError(
+        "--metrics (or SHARED_BROKER_METRICS) must be HOST:PORT, e.g. 127.0.0.1:9555, not \"\(metrics)\".")
     }
     guard (curveSecretFile == nil) == (allowKeys == nil) else {
       throw ValidationError("--curve-secret-file and --allow-keys go together.")
@@ -151,6 +179,21 @@ struct Broker: AsyncParsableCommand {
         seedWindow: .seconds(seedWindow),
         maxQueuedUpdates: maxQueuedUpdates
       )
+    // Before the broker and the store make their counters: those made earlier count nowhere.
+    var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+    if let metrics, let (host, port) = Self.hostAndPort(metrics) {
+      let registry = PrometheusCollectorRegistry()
+      MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
+      do {
+        let endpoint = try await MetricsEndpoint.bind(host: host, port: port, registry: registry)
+        services.append(.init(service: endpoint))
+        logger.info("Metrics listening", metadata: ["metrics": "\(endpoint.url)"])
+      } catch {
+        FileHandle.standardError.write(
+          Data("broker: error: cannot bind the metrics endpoint \(metrics): \(error)\n".utf8))
+        throw ExitCode.failure
+      }
+    }
     let server: BrokerServer
     do {
       if let store, let endpoints = EtcdBrokerStore.endpoints(fromStore: store) {
@@ -172,7 +215,7 @@ struct Broker: AsyncParsableCommand {
     }
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
-        services: [.init(service: server)],
+        services: [.init(service: server)] + services,
         gracefulShutdownSignals: [.sigterm, .sigint],
         logger: logger
       )

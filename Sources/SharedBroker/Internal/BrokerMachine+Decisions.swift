@@ -37,6 +37,7 @@ extension BrokerMachine {
       case .get:
         // During the seed window, "no value" may only mean that no copy has arrived yet.
         if seeding, working == nil {
+          if attempts == 0 { statistics.seedingRefusals += 1 }
           answer(
             .error(
               code: .seeding, message: "no copy of this key has arrived yet; ask again", key: key,
@@ -46,6 +47,7 @@ extension BrokerMachine {
         }
       case .write(let write, let base, let value, let after):
         if seeding, Self.awaitsCopies(working, seeded, instance: instance) {
+          if attempts == 0 { statistics.seedingRefusals += 1 }
           answer(
             .error(
               code: .seeding,

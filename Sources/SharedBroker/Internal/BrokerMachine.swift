@@ -175,6 +175,15 @@ struct BrokerMachine {
       refuseUndecodable(frames, error, from: peer, into: &actions)
       return
     }
+    switch request {
+    case .hello: statistics.hellos += 1
+    case .ping: statistics.pings += 1
+    case .get: statistics.gets += 1
+    case .sync: statistics.syncs += 1
+    case .seed: statistics.seeds += 1
+    case .write: statistics.writes += 1
+    case .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced: break
+    }
     // A broker cut from its cluster's store can neither apply writes nor vouch for its values:
     // clients hear so and move to another broker of the cluster.
     if !available, request.isHelloOrPing {
