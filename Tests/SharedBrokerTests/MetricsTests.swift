@@ -23,21 +23,31 @@ struct MetricsTests {
       .flatMap { Double($0.split(separator: " ").last ?? "") }
   }
 
+  /// The URL a broker started with `--metrics` printed.
+  private func metricsURL(of broker: ChildProcess) throws -> String {
+    try #require(
+      broker.printed.split(separator: " ").first { $0.hasPrefix("metrics=") }
+        .map { String($0.dropFirst("metrics=".count)) })
+  }
+
+  /// A client of `router` that made `count` confirmed increments of the key "count".
+  private func client(of router: String, incrementing count: Int) async throws -> BrokerClient {
+    let client = BrokerClient(endpoint: router)
+    let shared = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
+    try await client.waitUntilConnected()
+    for _ in 0..<count {
+      shared.withLock { $0 += 1 }
+      try await client.waitUntilConfirmed()
+    }
+    return client
+  }
+
   @Test func aScrapeDuringARunShowsWhatTheRunDid() async throws {
     let (broker, router, _) = try await startBroker(["--metrics", "127.0.0.1:0"])
     defer { broker.signal(SIGTERM) }
-    let url = try #require(
-      broker.printed.split(separator: " ").first { $0.hasPrefix("metrics=") }
-        .map { String($0.dropFirst("metrics=".count)) })
-
-    let client = BrokerClient(endpoint: router)
+    let url = try metricsURL(of: broker)
+    let client = try await client(of: router, incrementing: 5)
     defer { client.close() }
-    let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
-    try await client.waitUntilConnected()
-    for _ in 0..<5 {
-      count.withLock { $0 += 1 }
-      try await client.waitUntilConfirmed()
-    }
 
     // The broker reports a few times a second: scrape until the figures show, a bounded number
     // of times.
@@ -79,15 +89,9 @@ struct MetricsTests {
       let (broker, router, _) = try await startBroker(
         ["--store", etcd.store, "--metrics", "127.0.0.1:0"])
       defer { broker.signal(SIGTERM) }
-      let url = try #require(
-        broker.printed.split(separator: " ").first { $0.hasPrefix("metrics=") }
-          .map { String($0.dropFirst("metrics=".count)) })
-      let client = BrokerClient(endpoint: router)
+      let url = try metricsURL(of: broker)
+      let client = try await client(of: router, incrementing: 1)
       defer { client.close() }
-      let count = await inProcess(client) { Shared(wrappedValue: 0, .broker("count")) }
-      try await client.waitUntilConnected()
-      count.withLock { $0 += 1 }
-      try await client.waitUntilConfirmed()
       let page = try await scrape(url)
       #expect(sample("sharedmirror_etcd_commit_duration_seconds_count", in: page) ?? 0 >= 1, "\(page)")
       #expect(sample("sharedmirror_etcd_commit_failures_total", in: page) == 0)
@@ -101,9 +105,7 @@ struct MetricsTests {
 
     let (first, _, _) = try await startBroker(["--metrics", "127.0.0.1:0"])
     defer { first.signal(SIGTERM) }
-    let taken = try #require(
-      first.printed.split(separator: " ").first { $0.hasPrefix("metrics=") }
-        .map { $0.dropFirst("metrics=http://".count).prefix { $0 != "/" } })
+    let taken = try metricsURL(of: first).dropFirst("http://".count).prefix { $0 != "/" }
     let second = try await ChildProcess(
       "broker", ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--metrics", String(taken)])
     #expect(await second.waitForExit() == 1)
