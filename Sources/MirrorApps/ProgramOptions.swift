@@ -84,7 +84,9 @@ public struct ProgramOptions: ParsableArguments {
     else {
       throw ValidationError("--key must be 1 to 256 bytes of UTF-8 without control characters.")
     }
-    guard broker.split(separator: ",", omittingEmptySubsequences: false).allSatisfy(Self.isEndpoint)
+    guard
+      broker.split(separator: ",", omittingEmptySubsequences: false)
+        .allSatisfy(BrokerClient.isEndpoint)
     else {
       throw ValidationError(
         "--broker (or SHARED_BROKER_URL) must be an endpoint such as tcp://127.0.0.1:5555, or "
@@ -95,22 +97,6 @@ public struct ProgramOptions: ParsableArguments {
       throw ValidationError("--curve-server-key and --curve-key-file go together.")
     }
     _ = try curveCredentials()
-  }
-
-  /// Whether `text` is an endpoint a client can connect to: `tcp://HOST:PORT` with a port number,
-  /// or an endpoint of another ZeroMQ transport (`ipc://PATH`).
-  static func isEndpoint(_ text: Substring) -> Bool {
-    guard let separator = text.range(of: "://") else { return false }
-    let scheme = text[..<separator.lowerBound]
-    let address = text[separator.upperBound...]
-    guard ["tcp", "ipc", "inproc", "ws", "wss"].contains(scheme), !address.isEmpty,
-      !address.contains(where: \.isWhitespace), !address.contains(";")
-    else { return false }
-    guard scheme == "tcp" else { return true }
-    guard let colon = address.lastIndex(of: ":"), colon != address.startIndex,
-      let port = Int(address[address.index(after: colon)...])
-    else { return false }
-    return (1...65_535).contains(port)
   }
 
   /// The CURVE credentials from ``curveServerKey`` and ``curveKeyFile``, if given.

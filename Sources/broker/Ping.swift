@@ -17,9 +17,14 @@ struct Ping: ParsableCommand {
   @Option(parsing: .unconditional, help: "Seconds to wait for the answer.")
   var timeout: Double = 2
 
+  // Checked here, not when connecting: `run()`'s errors come with the top-level usage.
   func validate() throws {
     guard timeout > 0, timeout <= 1_000_000 else {
       throw ValidationError("--timeout must be a positive number of seconds, at most 1000000.")
+    }
+    guard BrokerClient.isEndpoint(endpoint[...]) else {
+      throw ValidationError(
+        "The endpoint must be one such as tcp://127.0.0.1:5555, not \"\(endpoint)\".")
     }
   }
 
@@ -33,7 +38,9 @@ struct Ping: ParsableCommand {
     do {
       try socket.connect(endpoint)
     } catch {
-      throw ValidationError("Cannot connect to \(endpoint): \(error)")
+      FileHandle.standardError.write(
+        Data("broker ping: cannot connect to \(endpoint): \(error)\n".utf8))
+      throw ExitCode.failure
     }
     _ = try socket.send(BrokerMessage.ping().frames)
     while let frames = try socket.receive() {

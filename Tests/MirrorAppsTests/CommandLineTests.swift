@@ -25,6 +25,8 @@ struct CommandLineTests {
     ("broker", ["--max-queued-updates", "0"], "--max-queued-updates must be from 1 to 2147483647"),
     ("counter", ["--script", "+x99999999999999999999"], "repeat"),
     ("broker", ["ping", "--timeout", "inf"], "--timeout must be a positive number of seconds"),
+    ("broker", ["ping", "nonsense"], "Usage: broker ping"),
+    ("broker", ["ping", "nonsense"], "The endpoint must be one such as tcp://127.0.0.1:5555, not \"nonsense\""),
     ("broker", ["--store", "http://127.0.0.1:2379"], "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT"),
     ("broker", ["--store", "etcd://127.0.0.1"], "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT"),
     ("broker", ["--store", "etcd://a:1,,b:2"], "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT"),
