@@ -86,6 +86,17 @@ struct CommandLineTests {
       badData.output.contains("broker: error: cannot use the data directory /proc/forbidden: "),
       "\(badData.output)"
     )
+    // A file where the directory should be: not Foundation's "File exists".
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("data-\(UUID())")
+    try Data().write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let fileData = try await run("broker", ["--listen", "tcp://127.0.0.1:*", "--data", file.path])
+    #expect(fileData.status == 1)
+    #expect(
+      fileData.output.contains(
+        "broker: error: cannot use the data directory \(file.path): Not a directory"),
+      "\(fileData.output)"
+    )
     // No etcd answers there: said at once, with the address.
     let noEtcd = try await run(
       "broker", ["--listen", "tcp://127.0.0.1:*", "--store", "etcd://127.0.0.1:\(try AdjacentPorts().free)"])
@@ -94,7 +105,7 @@ struct CommandLineTests {
       noEtcd.output.contains("broker: error: cannot use the cluster's store at etcd://127.0.0.1:"),
       "\(noEtcd.output)")
     #expect(noEtcd.output.contains("etcd unreachable"), "\(noEtcd.output)")
-    for result in [listenBusy, publishBusy, badData, noEtcd] {
+    for result in [listenBusy, publishBusy, badData, fileData, noEtcd] {
       #expect(!result.output.contains("Usage:"))
       #expect(!result.output.contains("NSCocoaErrorDomain"))
     }

@@ -33,6 +33,14 @@ final class BrokerLog {
   /// Opens (creating) `directory` and loads it; `nil` keeps nothing.
   init(directory: URL?) throws {
     guard let directory else { return }
+    // Foundation reports a file in the way as "File exists", which hides what is wrong with it.
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory),
+      !isDirectory.boolValue
+    {
+      throw StorageError(
+        operation: "use the data directory", reason: String(cString: strerror(ENOTDIR)))
+    }
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let log = directory.appendingPathComponent("log.jsonl")
     let snapshot = directory.appendingPathComponent("snapshot.json")
