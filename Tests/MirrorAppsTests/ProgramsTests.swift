@@ -126,6 +126,24 @@ struct ProgramsTests {
     }
   }
 
+  /// Another client wrote a count beyond `Int`: the error names the field and the range, where
+  /// Foundation alone says "not valid JSON".
+  @Test func aCountBeyondIntIsReportedWithItsFieldAndRange() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let script = repositoryFile("Scripts/protocol_client.py")
+    let foreign = try await runCommand(
+      "/usr/bin/python3", [script.path, router, "big", "count", "9223372036854775808"])
+    #expect(foreign.status == 0, "\(foreign.output)")
+    let profile = try await ChildProcess("profile", ["--broker", router, "--key", "big", "--once"])
+    #expect(await profile.waitForExit() == 1)
+    #expect(profile.printed.contains("Path: count."), "\(profile.printed)")
+    #expect(
+      profile.printed.contains("9223372036854775808 is outside the range of Int ("),
+      "\(profile.printed)")
+    #expect(!profile.printed.contains("not valid JSON"), "\(profile.printed)")
+  }
+
   /// A broker whose value limit is below the programs' value: the taps are lost, and the
   /// program says why rather than just "connected".
   @Test func tapsTheBrokerRefusesAreReportedWithTheReason() async throws {

@@ -153,6 +153,36 @@ import Testing
     try expectQuick(Lenient.self, #"{"when":2.5}"#)
   }
 
+  /// Foundation calls an integer its type cannot hold "not valid JSON"; the error names the
+  /// field and the type's range instead.
+  @Test func anIntegerOutOfRangeNamesItsFieldAndTheRange() {
+    func failure<T: Decodable>(_: T.Type, _ json: String) -> (path: [String], message: String) {
+      do {
+        _ = try quick.decode(T.self, from: data(json))
+      } catch DecodingError.dataCorrupted(let context) {
+        let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }
+        return (path, context.debugDescription)
+      } catch {
+        return ([], "\(error)")
+      }
+      return ([], "decoded")
+    }
+    let tooLarge = failure(
+      BenchmarkValue.self,
+      #"{"count":9223372036854775808,"maxCount":0,"minCount":0,"numberOfCounts":0}"#)
+    #expect(tooLarge.path == ["count"])
+    #expect(
+      tooLarge.message
+        == "9223372036854775808 is outside the range of Int "
+        + "(-9223372036854775808...9223372036854775807).")
+    let element = failure([String: [UInt8]].self, #"{"a":[1,256]}"#)
+    #expect(element.path == ["a", "1"])
+    #expect(element.message == "256 is outside the range of UInt8 (0...255).")
+    let negative = failure(UInt.self, "-1")
+    #expect(negative.path == [])
+    #expect(negative.message.hasPrefix("-1 is outside the range of UInt (0..."))
+  }
+
   /// Random values, then random damage to their JSON: the two decoders agree on every one.
   @Test func randomDocumentsDecodeAsFoundationDecodesThem() throws {
     var random = SplitMix64(seed: 0x5EED)

@@ -34,6 +34,9 @@ final class JSONTape {
   /// Set when a decode threw or asked for something only Foundation decodes (see
   /// ``QuickJSONDecoder``); any result is then not trusted, even if the error was caught.
   var bailed = false
+  /// The first integer a decode found too large (or negative) for its type: Foundation reports
+  /// it only as "not valid JSON", naming neither the field nor the type.
+  var outOfRange: DecodingError?
 
   /// Parses `data`; `nil` for anything that is not plain, small, strict JSON.
   init?(_ data: Data) {

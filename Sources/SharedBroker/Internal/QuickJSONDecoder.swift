@@ -10,7 +10,8 @@ package import Foundation
 /// The fast path gives Foundation's result or none. A document the tape refuses, a type that
 /// Foundation decodes in its own way (`Date`, `Data`, `URL`, `Decimal`) or whose rounding this
 /// path does not reproduce (`Float`), and any decode during which an error was thrown, even one
-/// the type caught itself, go to `JSONDecoder`, which also makes the error a caller sees.
+/// the type caught itself, go to `JSONDecoder`, which also makes the error a caller sees, but
+/// for an integer out of its type's range, which Foundation reports without saying where.
 package struct QuickJSONDecoder {
   /// Larger documents go to Foundation: the fast path is meant for small values.
   static let maxBytes = 4096
@@ -20,24 +21,41 @@ package struct QuickJSONDecoder {
   /// A decoder with Foundation's default options.
   package init() {}
 
-  /// Decodes `data` as `T`, as `JSONDecoder().decode(_:from:)` does.
+  /// Decodes `data` as `T`, as `JSONDecoder().decode(_:from:)` does, except that an integer the
+  /// type cannot hold is reported with its field and the type's range.
   package func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    let tape = Self.tape(of: data)
     do {
-      return try fast(T.self, from: data)
+      return try fast(T.self, on: tape)
     } catch {
-      return try foundation.decode(T.self, from: data)
+      do {
+        return try foundation.decode(T.self, from: data)
+      } catch let error as DecodingError {
+        // Foundation says only "not valid JSON", with no path, for such an integer.
+        if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+          let outOfRange = tape?.outOfRange
+        {
+          throw outOfRange
+        }
+        throw error
+      }
     }
   }
 
   /// The fast path alone: `nil` where it leaves the document to Foundation.
   package func quickly<T: Decodable>(_: T.Type, from data: Data) -> T? {
-    try? fast(T.self, from: data)
+    try? fast(T.self, on: Self.tape(of: data))
+  }
+
+  /// The tape of a document small and plain enough for the fast path.
+  private static func tape(of data: Data) -> JSONTape? {
+    data.count <= maxBytes ? JSONTape(data) : nil
   }
 
   /// The fast path, which throws where it leaves the document to Foundation. No `T?` on the way:
   /// callers are generic, and the runtime would look up that type's metadata on every decode.
-  private func fast<T: Decodable>(_: T.Type, from data: Data) throws -> T {
-    guard data.count <= Self.maxBytes, let tape = JSONTape(data) else { throw LeftToFoundation() }
+  private func fast<T: Decodable>(_: T.Type, on tape: JSONTape?) throws -> T {
+    guard let tape else { throw LeftToFoundation() }
     let value = try TapeDecoder(tape: tape, codingPath: []).decode(T.self, at: 0)
     guard !tape.bailed else { throw LeftToFoundation() }
     return value
@@ -46,6 +64,14 @@ package struct QuickJSONDecoder {
 
 /// The reason a fast decode stops; never seen by callers (Foundation decodes again).
 private struct LeftToFoundation: Error {}
+
+/// The coding-path key of an object member, for errors.
+private struct MemberKey: CodingKey {
+  let stringValue: String
+  var intValue: Int? { nil }
+  init(stringValue: String) { self.stringValue = stringValue }
+  init?(intValue _: Int) { nil }
+}
 
 /// A `Decoder` over one value of a tape.
 private final class TapeDecoder: Decoder {
@@ -123,7 +149,7 @@ private final class TapeDecoder: Decoder {
     var index = token.start
     let negative = tape.bytes[index] == UInt8(ascii: "-")
     if negative {
-      guard T.isSigned else { throw bail() }
+      guard T.isSigned else { throw outOfRange(T.self, at: node) }
       index += 1
     }
     var value: T = 0
@@ -133,11 +159,41 @@ private final class TapeDecoder: Decoder {
       let (sum, carried) =
         negative
         ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
-      guard !overflowed, !carried else { throw bail() }
+      guard !overflowed, !carried else { throw outOfRange(T.self, at: node) }
       value = sum
       index += 1
     }
     return value
+  }
+
+  /// Notes which field holds an integer that `T` cannot hold, for the error Foundation gives
+  /// without naming it, and returns the error to throw.
+  private func outOfRange<T: FixedWidthInteger>(_: T.Type, at node: Int) -> any Error {
+    if tape.outOfRange == nil {
+      tape.outOfRange = DecodingError.dataCorrupted(
+        DecodingError.Context(
+          codingPath: path(to: node),
+          debugDescription: "\(tape.text(tape.nodes[node])) is outside the range of \(T.self) "
+            + "(\(T.min)...\(T.max))."
+        ))
+    }
+    return bail()
+  }
+
+  /// The coding path of `node`: this decoder's own value, or a member or element of it.
+  private func path(to node: Int) -> [any CodingKey] {
+    guard node != self.node else { return codingPath }
+    if tape.nodes[self.node].kind == .object {
+      // A member's key is the node just before its value.
+      return codingPath + [MemberKey(stringValue: tape.string(tape.nodes[node - 1]))]
+    }
+    var element = self.node + 1
+    var index = 0
+    while element != node {
+      element = tape.nodes[element].next
+      index += 1
+    }
+    return codingPath + [IndexKey(index)]
   }
 
   /// A finite `Double`; a number that overflows or underflows to zero is left to Foundation.
