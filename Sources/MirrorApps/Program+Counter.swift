@@ -25,6 +25,7 @@ extension Program where R == CounterApp {
         "p": .counter(.isPrimeButtonTapped),
       ],
       dismissAlert: { $0.counter.alert == nil ? nil : .counter(.alert(.dismiss)) },
+      alert: { $0.counter.alert?.title },
       shared: { $0.$stats },
       connection: { $0.connection },
       screen: { state, options in
@@ -40,11 +41,7 @@ extension Program where R == CounterApp {
         }
         return lines
       },
-      line: { state in
-        var line = "count \(state.stats.count) · \(state.connection.rawValue)"
-        if let alert = state.counter.alert { line += " · \(alert.title)" }
-        return line
-      }
+      line: { state in "count \(state.stats.count) · \(state.connection.rawValue)" }
     )
   }
 }

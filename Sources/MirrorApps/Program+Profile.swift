@@ -13,6 +13,7 @@ extension Program where R == ProfileApp {
       commands: ["reset": .profile(.resetCounterButtonTapped)],
       keys: ["r": .profile(.resetCounterButtonTapped)],
       dismissAlert: { _ in nil },
+      alert: { _ in nil },
       shared: { $0.profile.$stats },
       connection: { $0.connection },
       screen: { state, options in

@@ -25,13 +25,15 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
   public var keys: [Character: R.Action]
   /// The action that dismisses a shown alert, if one is shown.
   public var dismissAlert: (R.State) -> R.Action?
+  /// The shown alert's text (the counter's prime answer), printed with the state.
+  public var alert: (R.State) -> String?
   /// The mirrored statistics in the state.
   public var shared: (R.State) -> Shared<Stats>
   /// The connection in the state.
   public var connection: (R.State) -> BrokerClient.ConnectionState
   /// The full-screen UI.
   public var screen: (R.State, ProgramOptions) -> [String]
-  /// One line per change, when not interactive.
+  /// One line per change, when not interactive (the alert is added to it).
   public var line: (R.State) -> String
 
   /// Runs the program to completion.
@@ -133,16 +135,16 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
   }
   private func render(_ state: R.State, _ format: ProgramOptions.PrintFormat) -> String {
     switch format {
-    case .text: line(state)
-    case .json: Self.json(shared(state).wrappedValue)
+    case .text: line(state) + (alert(state).map { " · \($0)" } ?? "")
+    case .json: Self.json(Printed(stats: shared(state).wrappedValue, alert: alert(state)))
     }
   }
 
-  /// `{"count":0,"maxCount":0,"minCount":0,"numberOfCounts":0}`.
-  static func json(_ stats: Stats) -> String {
+  /// `{"count":0,"maxCount":0,"minCount":0,"numberOfCounts":0}`, and `"alert"` while one is shown.
+  static func json(_ printed: Printed) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
-    return (try? encoder.encode(stats)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    return (try? encoder.encode(printed)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
   }
 
   // MARK: - Modes
@@ -233,6 +235,20 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     if connection(state) == .refused { return client.handshakeFailureReason }
     let shared = shared(state)
     return (shared.loadError ?? shared.saveError).map { "\($0)" }
+  }
+}
+
+/// What `--print json` prints: the statistics' fields, and the alert's text beside them.
+struct Printed: Encodable {
+  let stats: Stats
+  let alert: String?
+
+  private enum CodingKeys: CodingKey { case alert }
+
+  func encode(to encoder: any Encoder) throws {
+    try stats.encode(to: encoder)
+    var container = encoder.container(keyedBy: CodingKeys.self)
+    try container.encodeIfPresent(alert, forKey: .alert)
   }
 }
 

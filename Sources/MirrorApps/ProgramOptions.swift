@@ -10,7 +10,8 @@ public struct ProgramOptions: ParsableArguments {
   public enum PrintFormat: String, ExpressibleByArgument, CaseIterable, Sendable {
     /// A readable line.
     case text
-    /// One JSON object per line: `{"count":0,"maxCount":0,"minCount":0,"numberOfCounts":0}`.
+    /// One JSON object per line: `{"count":0,"maxCount":0,"minCount":0,"numberOfCounts":0}`,
+    /// with `"alert"` (the counter's prime answer) while one is shown.
     case json
   }
 

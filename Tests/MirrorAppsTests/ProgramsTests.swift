@@ -92,6 +92,14 @@ struct ProgramsTests {
     let checker = try await ChildProcess("counter", ["--broker", router, "--script", "prime"])
     #expect(await checker.waitForExit() == 0)
     #expect(checker.printed == "count 7 · connected · 👍 The number 7 is prime!\n")
+    // The answer is part of the JSON too.
+    let answer = try await ChildProcess(
+      "counter", ["--broker", router, "--script", "prime", "--print", "json"])
+    #expect(await answer.waitForExit() == 0)
+    #expect(
+      answer.printed
+        == #"{"alert":"👍 The number 7 is prime!","count":7,"maxCount":7,"minCount":0,"numberOfCounts":7}"#
+        + "\n")
 
     let json = try await ChildProcess("counter", ["--broker", router, "--script", "+x500", "--print", "json"])
     #expect(await json.waitForExit() == 0)
