@@ -43,6 +43,19 @@ struct ConnectionRulesTests {
     #expect(fixture.server?.statistics.withoutHello == 4)
   }
 
+  /// A request the broker cannot take from anybody gets its own error before `HELLO` too: a
+  /// client told `hello` would say `HELLO` and send it again, forever.
+  @Test func anUnknownCommandBeforeHelloIsUnknownNotHello() async throws {
+    let fixture = try BrokerFixture()
+    defer { fixture.shutdown() }
+    let stranger = try RawClient(fixture.endpoint, hello: nil)
+    for frames in [["NOPE", "s", "k"], ["ACK", "k", "1", "1"]] {
+      let reply = try #require(try stranger.request(frames.map { Data($0.utf8) }))
+      #expect(code(try BrokerMessage(frames: reply)) == .unknownCommand, "\(frames)")
+    }
+    #expect(fixture.server?.statistics.withoutHello == 0)
+  }
+
   /// A client is remembered while requests come from the connection that said HELLO as it,
   /// PING included; requests on any other connection do not count for it.
   @Test func onlyTheHelloConnectionKeepsAClientAlive() async throws {
