@@ -145,6 +145,37 @@ struct SeedTests {
     #expect(fixture.server?.statistics.seedsAdopted == (writtenFirst ? 0 : 1))
   }
 
+  /// An idle client's copy, confirmed by a run in which nothing was written, holds the very
+  /// data the next run loads: that run keeps its version (versions count writes), and only a
+  /// copy holding another value is adopted.
+  @Test func anIdenticalCopyFromARunThatWroteNothingIsNotAdopted() async throws {
+    let fixture = try BrokerFixture(persistent: true)
+    defer { fixture.shutdown() }
+    let a = try RawClient(fixture.endpoint, hello: "a")
+    for write in 1...2 {
+      _ = try a.request(
+        .write(
+          client: "a", write: UInt64(write), key: "k", base: UInt64(write - 1),
+          value: Data("\(write)".utf8)))
+    }
+    try fixture.restart()
+    let idleRun = try #require(fixture.server?.instance)
+    try fixture.restart()
+    let b = try RawClient(fixture.endpoint, hello: "b")
+    let same = try b.request(
+      .seed(
+        client: "b", key: "k", origin: idleRun, version: 2, value: Data("2".utf8),
+        writes: ["a": 2]))
+    #expect(
+      same == .snapshot(key: "k", version: 2, lastWrite: 0, value: Data("2".utf8), writes: ["a": 2]))
+    #expect(fixture.server?.statistics.seedsAdopted == 0)
+    let other = try seed(b, "b", origin: idleRun, version: 2, "other")
+    #expect(
+      other
+        == .snapshot(key: "k", version: 3, lastWrite: 0, value: Data("other".utf8), writes: ["a": 2]))
+    #expect(fixture.server?.statistics.seedsAdopted == 1)
+  }
+
   /// A copy says which writes it holds: a client whose write the lost broker applied (but whose
   /// ACK never came) learns it from the new broker and does not apply it again.
   @Test func aCopyCarriesTheWritesItHolds() async throws {

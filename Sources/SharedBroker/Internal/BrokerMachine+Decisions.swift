@@ -105,7 +105,10 @@ extension BrokerMachine {
           answer(snapshot())
           continue
         }
-        guard current.map({ origin > $0 }) ?? true else {
+        // A newer copy of the very value the broker holds (a client confirmed it in a run that
+        // wrote nothing) brings at most write records: adopting it would make a version that no
+        // write made.
+        guard current.map({ origin > $0 }) ?? true, value != working?.value else {
           // Not stored in the log: the records only help while the clients that hold those
           // writes are alive.
           if writes.contains(where: { working?.lastWrites[$0.key] ?? 0 < $0.value }) {
