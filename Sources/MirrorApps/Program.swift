@@ -169,6 +169,8 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
       // Shown only from inside the group, which traps SIGTERM and SIGINT before it starts its
       // services: once the program shows anything, a signal ends it gracefully.
       let terminal = Terminal()
+      // Trapped before the first draw, so that no resize goes unanswered.
+      let resizes = interactive ? await UnixSignalsSequence(trapping: .sigwinch) : nil
       // Each view runs again only when something it read changed: a property of the state,
       // the shared value (from this process or another), or its errors.
       let view: ObserveToken
@@ -201,10 +203,14 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         view.cancel()
         terminal.restore()
       }
-      guard interactive else {
+      guard let resizes else {
         try? await gracefulShutdown()
         return
       }
+      let redrawing = Task {
+        for await _ in resizes { terminal.redraw() }
+      }
+      defer { redrawing.cancel() }
       for await byte in terminal.keys().cancelOnGracefulShutdown() {
         let key = Character(UnicodeScalar(byte))
         if let dismiss = dismissAlert(store.state) {

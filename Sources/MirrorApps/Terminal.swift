@@ -9,6 +9,8 @@ import Foundation
 final class Terminal: @unchecked Sendable {
   private var original = termios()
   private var isActive = false
+  /// The lines last drawn, as given, to fit again to a new width.
+  private var lines: [String] = []
 
   /// Whether stdin and stdout are both a terminal.
   static var isInteractive: Bool { isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 }
@@ -33,9 +35,25 @@ final class Terminal: @unchecked Sendable {
     tcsetattr(STDIN_FILENO, TCSANOW, &original)
   }
 
-  /// Clears the screen and draws `lines`.
+  /// The terminal's width in columns (80 when it does not say).
+  var columns: Int {
+    var size = winsize()
+    guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+    return Int(size.ws_col)
+  }
+
+  /// Clears the screen and draws `lines`, each broken between words to fit the terminal's width
+  /// (the terminal would break it anywhere).
   func draw(_ lines: [String]) {
-    write("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\r\n") + "\r\n")
+    self.lines = lines
+    let width = columns
+    let fitted = lines.flatMap { $0.wrapped(toWidth: width) }
+    write("\u{1B}[H\u{1B}[2J" + fitted.joined(separator: "\r\n") + "\r\n")
+  }
+
+  /// Draws the last lines again, fitted to the terminal's width now (after a resize).
+  func redraw() {
+    draw(lines)
   }
 
   /// Keys typed, one byte each, read on a thread of their own.

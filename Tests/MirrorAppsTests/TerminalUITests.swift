@@ -78,6 +78,31 @@ struct TerminalUITests {
     }
   }
 
+  /// In a narrow pane the header and the key help break between words, not wherever the pane
+  /// ends, and a resize draws them again for the new width.
+  @Test func linesFitThePaneAndFollowItsResizes() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    try await withServer {
+      try await tmux(
+        "new-session", "-d", "-s", session, "-x", "50", "-y", "20",
+        reportingExit("counter --broker \(router)")
+      )
+      let counter = "\(session):0.0"
+      let narrow = try await screen(counter, showing: "connected")
+      for whole in [router, "[p] is this prime?", "[-] decrement"] {
+        #expect(narrow.contains(whole), "\(narrow)")
+      }
+      #expect(!narrow.contains("decrement   [p]"), "\(narrow)")
+
+      try await tmux("resize-window", "-t", session, "-x", "100")
+      let wide = try await screen(counter, showing: "[-] decrement   [p] is this prime?   [q] quit")
+      #expect(wide.contains("\(router) · connected"), "\(wide)")
+      try await tmux("send-keys", "-t", counter, "q")
+      #expect(try await screen(counter, showing: "EXIT=").contains("EXIT=0"))
+    }
+  }
+
   /// Taps the broker never confirmed are not dropped without a word.
   @Test func quittingWithTheBrokerDownReportsTheLostTaps() async throws {
     try await withServer {
