@@ -42,16 +42,20 @@ struct TerminalUITests {
     "\(productsDirectory.path)/\(program); echo EXIT=$?; sleep 60"
   }
 
+  /// Starts this test's session, `width` columns wide, running `program` (see
+  /// ``reportingExit(_:)``); returns its pane.
+  func startSession(width: Int, running program: String) async throws -> String {
+    try await tmux(
+      "new-session", "-d", "-s", session, "-x", "\(width)", "-y", "20", reportingExit(program))
+    return "\(session):0.0"
+  }
+
   @Test func counterAndProfileMirrorEachOtherInTmux() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
     try await withServer {
-      try await tmux(
-        "new-session", "-d", "-s", session, "-x", "100", "-y", "20",
-        reportingExit("counter --broker \(router)")
-      )
+      let counter = try await startSession(width: 100, running: "counter --broker \(router)")
       try await tmux("split-window", "-t", session, "-v", reportingExit("profile --broker \(router)"))
-      let counter = "\(session):0.0"
       let profile = "\(session):0.1"
 
       #expect(try await screen(counter, showing: "connected").contains("count  0"))
@@ -84,11 +88,7 @@ struct TerminalUITests {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
     try await withServer {
-      try await tmux(
-        "new-session", "-d", "-s", session, "-x", "50", "-y", "20",
-        reportingExit("counter --broker \(router)")
-      )
-      let counter = "\(session):0.0"
+      let counter = try await startSession(width: 50, running: "counter --broker \(router)")
       let narrow = try await screen(counter, showing: "connected")
       for whole in [router, "[p] is this prime?", "[-] decrement"] {
         #expect(narrow.contains(whole), "\(narrow)")
@@ -106,11 +106,7 @@ struct TerminalUITests {
   /// Taps the broker never confirmed are not dropped without a word.
   @Test func quittingWithTheBrokerDownReportsTheLostTaps() async throws {
     try await withServer {
-      try await tmux(
-        "new-session", "-d", "-s", session, "-x", "120", "-y", "20",
-        reportingExit("counter --broker tcp://127.0.0.1:9")
-      )
-      let counter = "\(session):0.0"
+      let counter = try await startSession(width: 120, running: "counter --broker tcp://127.0.0.1:9")
       #expect(try await screen(counter, showing: "connecting").contains("count  0"))
       for _ in 0..<3 { try await tmux("send-keys", "-t", counter, "+") }
       #expect(try await screen(counter, showing: "count  3").contains("count  3"))

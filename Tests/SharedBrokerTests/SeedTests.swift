@@ -23,6 +23,16 @@ struct SeedTests {
     )
   }
 
+  /// Writes `1`, `2`, … `last` to "k" as `client`, each with its number as the write id.
+  func writeOneTo(_ last: Int, _ raw: RawClient, as client: String) throws {
+    for write in 1...last {
+      _ = try raw.request(
+        .write(
+          client: client, write: UInt64(write), key: "k", base: UInt64(write - 1),
+          value: Data("\(write)".utf8)))
+    }
+  }
+
   @Test(arguments: [false, true])
   func theNewestCopyWinsInEitherOrder(newestFirst: Bool) async throws {
     let fixture = try BrokerFixture(seedWindow: .seconds(3600))
@@ -124,13 +134,7 @@ struct SeedTests {
     let fixture = try BrokerFixture(persistent: true)
     defer { fixture.shutdown() }
     let dataRun = try #require(fixture.server?.instance)
-    let a = try RawClient(fixture.endpoint, hello: "a")
-    for write in 1...4 {
-      _ = try a.request(
-        .write(
-          client: "a", write: UInt64(write), key: "k", base: UInt64(write - 1),
-          value: Data("\(write)".utf8)))
-    }
+    try writeOneTo(4, RawClient(fixture.endpoint, hello: "a"), as: "a")
     try fixture.restart()
     let b = try RawClient(fixture.endpoint, hello: "b")
     #expect(try seed(b, "b", origin: dataRun, version: 3, "3")?.value == "4")
@@ -151,13 +155,7 @@ struct SeedTests {
   @Test func anIdenticalCopyFromARunThatWroteNothingIsNotAdopted() async throws {
     let fixture = try BrokerFixture(persistent: true)
     defer { fixture.shutdown() }
-    let a = try RawClient(fixture.endpoint, hello: "a")
-    for write in 1...2 {
-      _ = try a.request(
-        .write(
-          client: "a", write: UInt64(write), key: "k", base: UInt64(write - 1),
-          value: Data("\(write)".utf8)))
-    }
+    try writeOneTo(2, RawClient(fixture.endpoint, hello: "a"), as: "a")
     try fixture.restart()
     let idleRun = try #require(fixture.server?.instance)
     try fixture.restart()
