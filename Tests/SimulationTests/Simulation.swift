@@ -644,7 +644,7 @@ final class Simulation {
     case 2:
       note { "fault: \(client.id.prefix(4))'s SUB connection cut" }
       cutSubscriber(client)
-    case 3, 4 where etcd != nil:
+    case 3 where etcd != nil, 4 where etcd != nil:
       let number = Int.random(in: brokers.indices, using: &random)
       guard brokers[number] != nil else { return }
       note { "fault: broker\(number) killed" }
