@@ -310,9 +310,9 @@ public final class BrokerClient: Sendable {
     return reference
   }
 
-  /// A reference's mutation is waiting to be sent.
+  /// A reference's mutation is waiting to be sent: the I/O thread encodes and sends it.
   func writesPending() {
-    if !loop.flushFromWriter() { wakeUp?.signal() }
+    wakeUp?.signal()
   }
 
   /// Asks for a fresh snapshot of `key` and waits for it (marked stale at once, so the wait

@@ -8,11 +8,9 @@ import Synchronization
 /// ``KeyStateMachine``), and sends what the machines answer. Every decision about the protocol
 /// is in the machines; this type only does the I/O.
 ///
-/// The one exception to the thread: a writer's thread that finds the I/O thread idle in `poll`
-/// sends its write itself (``flushFromWriter()``), which saves a thread wake-up on every write's
-/// way out. Both hold `turn` while they touch the sockets or the machine, and the I/O thread
-/// polls the DEALER through its `ZMQ_FD` rather than as a socket, so it is never inside libzmq
-/// with it while a writer is.
+/// Only this thread touches the sockets and the machine: a writer records its mutation in its
+/// reference and wakes the thread, which encodes and sends it, so no socket call ever runs
+/// inside a writer's reducer.
 final class ClientLoop: @unchecked Sendable {
   /// Set once, before the I/O thread starts.
   weak var client: BrokerClient?
@@ -25,9 +23,6 @@ final class ClientLoop: @unchecked Sendable {
   private let configuration: BrokerClient.Configuration
   private let logger: Logger
 
-  /// Held by whichever thread touches the sockets or the machine.
-  private let turn = NSLock()
-  private var socketsOpen = false
   /// A call may have taken in the socket's pending commands without draining it (see `run`).
   private var dealerTouched = false
   private var subscriberTouched = false
@@ -53,24 +48,7 @@ final class ClientLoop: @unchecked Sendable {
     )
   }
 
-  /// Sends the writes waiting to go out from the caller's thread, if the I/O thread is idle;
-  /// returns `false` when it is busy (it flushes writes on every turn anyway).
-  func flushFromWriter() -> Bool {
-    guard turn.try() else { return false }
-    defer { turn.unlock() }
-    guard socketsOpen, let client else { return true }
-    machine.flush(at: .now, &actions)
-    perform(client)
-    // A send processes libzmq's pending commands, which may clear the DEALER's ZMQ_FD while a
-    // reply waits: the I/O thread would sleep through it, so it is woken to read it. (The I/O
-    // thread cleared `dealerTouched` before it went to sleep; only a send sets it here.)
-    if dealerTouched, dealer.hasInput { client.wakeUpSignal?.signal() }
-    return true
-  }
-
   func run() {
-    turn.lock()
-    defer { turn.unlock() }
     guard let wakeUp = client?.wakeUpSignal else { return }
     do {
       let context = try Context()
@@ -99,8 +77,6 @@ final class ClientLoop: @unchecked Sendable {
         logger.error(
           "Cannot connect to the broker", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
       }
-      socketsOpen = true
-      defer { socketsOpen = false }
       // Every socket is polled by its ZMQ_FD (a plain descriptor, one `poll` per wake-up where
       // `zmq_poll` makes two and asks each socket for its events). The descriptor only says
       // "look", and only for commands nobody took in yet: after a call of ours that may have
@@ -121,7 +97,7 @@ final class ClientLoop: @unchecked Sendable {
         let timeout =
           dealerWaiting || subscriberWaiting || monitorWaiting
           ? .zero : machine.deadline(now: start) - start
-        let ready = try withoutTurn { try poller.poll(timeout: timeout) }
+        let ready = try poller.poll(timeout: timeout)
         guard let client, !client.isClosed else { return }
         // Every request from another thread (a new key, a resync) comes with a wake-up.
         if ready.contains(wakeIndex) {
@@ -141,13 +117,6 @@ final class ClientLoop: @unchecked Sendable {
     } catch {
       logger.error("Broker client stopped", metadata: ["error": "\(error)"])
     }
-  }
-
-  /// Lets writers in while the I/O thread waits.
-  private func withoutTurn<R>(_ body: () throws -> R) rethrows -> R {
-    turn.unlock()
-    defer { turn.lock() }
-    return try body()
   }
 
   private func secure(_ socket: Socket) throws {
