@@ -75,7 +75,12 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         // not on a value it cannot read (its taps would replace what another program wrote).
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
         try checkValue(store.state)
-        try await runScript(script, store: store)
+        // A signal ends the script early, as `q` ends the interactive program: the taps made
+        // so far are still confirmed and the final line printed.
+        try await runGracefully(
+          UILoop { @MainActor in
+            try? await cancelWhenGracefulShutdown { try await runScript(script, store: store) }
+          }, logger: logger)
         try await confirmTaps(client, store: store, timeout: options.timeoutDuration)
         // A publication missed meanwhile (a SUB socket still joining) puts the key back to
         // syncing; the final line waits for the snapshot, so it shows the broker's value.
@@ -222,6 +227,12 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         }
       }
     }
+    try await runGracefully(loop, logger: logger)
+  }
+
+  /// Runs `loop` until it ends or a signal asks the program to end, which the loop sees as a
+  /// graceful shutdown; either way the program goes on to confirm its taps.
+  private func runGracefully(_ loop: UILoop, logger: Logger) async throws {
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         // `q` ends the loop: that is a graceful end of the program, not a failed service.

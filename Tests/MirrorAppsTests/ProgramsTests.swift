@@ -106,6 +106,28 @@ struct ProgramsTests {
     #expect(json.printed == #"{"count":507,"maxCount":507,"minCount":0,"numberOfCounts":507}"# + "\n")
   }
 
+  /// SIGTERM ends a script early and gracefully, as `q` ends the interactive program: its taps
+  /// are confirmed and the final line is printed (the process was killed outright before).
+  @Test func sigtermEndsAScriptGracefully() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let counter = try await ChildProcess(
+      "counter", ["--broker", router, "--script", "+x2,wait:60000", "--print", "json"])
+    // Its taps are out once another program reads them, a bounded number of times.
+    for _ in 0..<100 {
+      let profile = try await ChildProcess(
+        "profile", ["--broker", router, "--once", "--print", "json"])
+      _ = await profile.waitForExit()
+      if profile.printed.contains(#""count":2"#) { break }
+    }
+    counter.signal(SIGTERM)
+    #expect(await counter.waitForExit() == 0)
+    #expect(!counter.wasSignaled)
+    #expect(
+      counter.printed == #"{"count":2,"maxCount":2,"minCount":0,"numberOfCounts":2}"# + "\n",
+      "\(counter.printed)")
+  }
+
   @Test func badFlagsGiveUsageAndAFailingExit() async throws {
     for (program, arguments) in [
       ("counter", ["--bogus"]), ("profile", ["--timeout", "-1"]),
