@@ -179,18 +179,20 @@ struct Broker: AsyncParsableCommand {
         seedWindow: .seconds(seedWindow),
         maxQueuedUpdates: maxQueuedUpdates
       )
-    // Before the broker and the store make their counters: those made earlier count nowhere.
-    var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+    // Bootstrapped before the broker and the store make their counters (those made earlier count
+    // nowhere); bound before the broker's endpoints and announced after them, so a busy port
+    // fails the start before the broker listens, and a failed start announces no metrics.
+    var metricsEndpoint: MetricsEndpoint?
     if let metrics, let (host, port) = Self.hostAndPort(metrics) {
       let registry = PrometheusCollectorRegistry()
       MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
       do {
-        let endpoint = try await MetricsEndpoint.bind(host: host, port: port, registry: registry)
-        services.append(.init(service: endpoint))
-        logger.info("Metrics listening", metadata: ["metrics": "\(endpoint.url)"])
+        metricsEndpoint = try await MetricsEndpoint.bind(host: host, port: port, registry: registry)
       } catch {
         FileHandle.standardError.write(
-          Data("broker: error: cannot bind the metrics endpoint \(metrics): \(error)\n".utf8))
+          Data(
+            "broker: error: cannot bind the metrics endpoint \(metrics): \(MetricsEndpoint.describe(error))\n"
+              .utf8))
         throw ExitCode.failure
       }
     }
@@ -213,9 +215,12 @@ struct Broker: AsyncParsableCommand {
       FileHandle.standardError.write(Data("broker: error: \(error)\n".utf8))
       throw ExitCode.failure
     }
+    if let metricsEndpoint {
+      logger.info("Metrics listening", metadata: ["metrics": "\(metricsEndpoint.url)"])
+    }
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
-        services: [.init(service: server)] + services,
+        services: [.init(service: server)] + (metricsEndpoint.map { [.init(service: $0)] } ?? []),
         gracefulShutdownSignals: [.sigterm, .sigint],
         logger: logger
       )

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -34,6 +35,12 @@ final class MetricsEndpoint: Service {
     let bound = channel.localAddress?.port ?? port
     let shown = host.contains(":") ? "[\(host)]" : host
     return MetricsEndpoint(channel: channel, url: "http://\(shown):\(bound)/metrics")
+  }
+
+  /// What a failed bind says, without NIO's call site: "Address already in use".
+  static func describe(_ error: any Error) -> String {
+    if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+    return "\(error)"
   }
 
   /// Serves until the broker shuts down, then closes the listening socket.

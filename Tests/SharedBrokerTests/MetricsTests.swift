@@ -23,10 +23,11 @@ struct MetricsTests {
       .flatMap { Double($0.split(separator: " ").last ?? "") }
   }
 
-  /// The URL a broker started with `--metrics` printed.
-  private func metricsURL(of broker: ChildProcess) throws -> String {
-    try #require(
-      broker.printed.split(separator: " ").first { $0.hasPrefix("metrics=") }
+  /// The URL a broker started with `--metrics` printed (after it said it listens).
+  private func metricsURL(of broker: ChildProcess) async throws -> String {
+    let printed = await broker.waitForOutput(containing: "Metrics listening") ?? broker.printed
+    return try #require(
+      printed.split(separator: " ").first { $0.hasPrefix("metrics=") }
         .map { String($0.dropFirst("metrics=".count)) })
   }
 
@@ -45,7 +46,7 @@ struct MetricsTests {
   @Test func aScrapeDuringARunShowsWhatTheRunDid() async throws {
     let (broker, router, _) = try await startBroker(["--metrics", "127.0.0.1:0"])
     defer { broker.signal(SIGTERM) }
-    let url = try metricsURL(of: broker)
+    let url = try await metricsURL(of: broker)
     let client = try await client(of: router, incrementing: 5)
     defer { client.close() }
 
@@ -89,7 +90,7 @@ struct MetricsTests {
       let (broker, router, _) = try await startBroker(
         ["--store", etcd.store, "--metrics", "127.0.0.1:0"])
       defer { broker.signal(SIGTERM) }
-      let url = try metricsURL(of: broker)
+      let url = try await metricsURL(of: broker)
       let client = try await client(of: router, incrementing: 1)
       defer { client.close() }
       let page = try await scrape(url)
@@ -105,10 +106,13 @@ struct MetricsTests {
 
     let (first, _, _) = try await startBroker(["--metrics", "127.0.0.1:0"])
     defer { first.signal(SIGTERM) }
-    let taken = try metricsURL(of: first).dropFirst("http://".count).prefix { $0 != "/" }
+    let taken = try await metricsURL(of: first).dropFirst("http://".count).prefix { $0 != "/" }
     let second = try await ChildProcess(
       "broker", ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*", "--metrics", String(taken)])
     #expect(await second.waitForExit() == 1)
-    #expect(second.printed.contains("cannot bind the metrics endpoint \(taken)"), "\(second.printed)")
+    #expect(
+      second.printed.contains("cannot bind the metrics endpoint \(taken): Address already in use"),
+      "\(second.printed)")
+    #expect(!second.printed.contains("Broker listening"))
   }
 }
