@@ -49,8 +49,10 @@ import Testing
 
     private func carryOut() -> Sent {
       var sent = Sent()
+      // The store may answer during a round: its outcomes are taken until none is left.
+      var outcomes = driver.takeOutcomes()
       repeat {
-        for (token, outcome) in driver.takeOutcomes() {
+        for (token, outcome) in outcomes {
           machine.committed(token, outcome, into: &actions)
         }
         var next = 0
@@ -68,7 +70,8 @@ import Testing
           }
         }
         actions.removeAll()
-      } while driver.hasOutcomes
+        outcomes = driver.takeOutcomes()
+      } while !outcomes.isEmpty
       return sent
     }
   }

@@ -58,9 +58,6 @@ final class ClusterDriver: Sendable {
     }
   }
 
-  /// Whether outcomes wait to be taken.
-  var hasOutcomes: Bool { outcomes.withLock { !$0.isEmpty } }
-
   /// What other brokers stored since the last call, decoded; changes at or below the revision
   /// `known` gives for their key (the broker's own commits, echoed by the watch) are dropped
   /// without decoding.
