@@ -1,15 +1,13 @@
 import Foundation
 internal import IssueReporting
-internal import Observation
 package import OpenCombine
 
 /// Delivers a reference's changes: to its publisher's subscribers and to every store that may
 /// hold it. A runaway chain of nested re-writes (an observer writing the value it was told
 /// about, again and again) is reported and cut instead of recursing until the stack overflows.
 ///
-/// It is also what Swift's Observation tracks for the reference: a read of the value registers
-/// ``changes``, and every notification changes it.
-package final class ReferenceNotifier<Value>: @unchecked Sendable, Observable {
+/// Swift's Observation tracks the reference through its ``ObservedChanges``.
+package final class ReferenceNotifier<Value>: @unchecked Sendable {
   /// Nested notifications deeper than this are a feedback loop.
   package static var maxDepth: Int { 64 }
 
@@ -17,19 +15,16 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable, Observable {
   private let lock = NSRecursiveLock()
   private var depth = 0
   private let description: @Sendable () -> String
-  private let registrar = ObservationRegistrar()
+  private let observed = ObservedChanges()
 
   package init(initialValue: Value, description: @escaping @Sendable () -> String) {
     subject = CurrentValueSubject(initialValue)
     self.description = description
   }
 
-  /// What Observation tracks: it changes with every notification that changes something.
-  package var changes: Void { () }
-
   /// Reports a read of the value to whoever is tracking.
   package func access() {
-    registrar.access(self, keyPath: \.changes)
+    observed.access()
   }
 
   /// The current value, then every change.
@@ -65,7 +60,7 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable, Observable {
     }
     let value = latest()
     if !onlyTheValue || !areEqual(subject.value, value) {
-      registrar.withMutation(of: self, keyPath: \.changes) {}
+      observed.changed()
     }
     subject.send(value)
     SharedChangeSubscription.notifyAll()
