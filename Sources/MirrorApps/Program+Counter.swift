@@ -28,11 +28,11 @@ extension Program where R == CounterApp {
       alert: { $0.counter.alert?.title },
       shared: { $0.$stats },
       connection: { $0.connection },
-      screen: { state, options in
+      screen: { state, stats, options in
         var lines = [
           header("counter", options: options, connection: state.connection),
           "",
-          "    count  \(state.stats.count)",
+          "    count  \(stats.count)",
           "",
           "  [+] increment   [-] decrement   [p] is this prime?   [q] quit",
         ]
@@ -41,7 +41,7 @@ extension Program where R == CounterApp {
         }
         return lines
       },
-      line: { state in "count \(state.stats.count) · \(state.connection.rawValue)" }
+      line: { state, stats in "count \(stats.count) · \(state.connection.rawValue)" }
     )
   }
 }

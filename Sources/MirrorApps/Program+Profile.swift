@@ -16,9 +16,8 @@ extension Program where R == ProfileApp {
       alert: { _ in nil },
       shared: { $0.profile.$stats },
       connection: { $0.connection },
-      screen: { state, options in
-        let stats = state.profile.stats
-        return [
+      screen: { state, stats, options in
+        [
           header("profile", options: options, connection: state.connection),
           "",
           "    current  \(stats.count)",
@@ -29,9 +28,8 @@ extension Program where R == ProfileApp {
           "  [r] reset   [q] quit",
         ]
       },
-      line: { state in
-        let stats = state.profile.stats
-        return "current \(stats.count) · max \(stats.maxCount) · min \(stats.minCount) · "
+      line: { state, stats in
+        "current \(stats.count) · max \(stats.maxCount) · min \(stats.minCount) · "
           + "taps \(stats.numberOfCounts) · \(state.connection.rawValue)"
       }
     )

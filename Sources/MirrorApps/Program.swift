@@ -31,10 +31,10 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
   public var shared: (R.State) -> Shared<Stats>
   /// The connection in the state.
   public var connection: (R.State) -> BrokerClient.ConnectionState
-  /// The full-screen UI.
-  public var screen: (R.State, ProgramOptions) -> [String]
-  /// One line per change, when not interactive (the alert is added to it).
-  public var line: (R.State) -> String
+  /// The full-screen UI, given the statistics (read once per frame, with their errors).
+  public var screen: (R.State, Stats, ProgramOptions) -> [String]
+  /// One line per change, when not interactive (the alert is added to it), given the statistics.
+  public var line: (R.State, Stats) -> String
 
   /// Runs the program to completion.
   ///
@@ -69,7 +69,7 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
         try checkValue(store.state)
         await showsConnection(store, client)
-        emit(render(store.state, options.format))
+        emit(render(store.state, shared(store.state).wrappedValue, options.format))
       } else if let script {
         // The script acts on the shared value, so it starts only once the broker sent it, and
         // not on a value it cannot read (its taps would replace what another program wrote).
@@ -86,7 +86,7 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         // syncing; the final line waits for the snapshot, so it shows the broker's value.
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
         await showsConnection(store, client)
-        emit(render(store.state, options.format))
+        emit(render(store.state, shared(store.state).wrappedValue, options.format))
       } else {
         try await runContinuously(store: store, client: client, options: options, logger: logger)
         try await confirmTaps(client, store: store, timeout: Self.quitTimeout)
@@ -138,10 +138,12 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         + "(\(connection)) and \(are) lost"
     )
   }
-  private func render(_ state: R.State, _ format: ProgramOptions.PrintFormat) -> String {
+  private func render(
+    _ state: R.State, _ stats: Stats, _ format: ProgramOptions.PrintFormat
+  ) -> String {
     switch format {
-    case .text: line(state) + (alert(state).map { " · \($0)" } ?? "")
-    case .json: Self.json(Printed(stats: shared(state).wrappedValue, alert: alert(state)))
+    case .text: line(state, stats) + (alert(state).map { " · \($0)" } ?? "")
+    case .json: Self.json(Printed(stats: stats, alert: alert(state)))
     }
   }
 
@@ -184,11 +186,13 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         var drawn: [String] = []
         view = observe {
           let state = store.state
+          let reading = shared(state).reading
           // With several brokers, the header names the one in use (it changes with the state).
           var shown = options
           if client.endpoints.count > 1 { shown.broker = client.currentEndpoint }
           let lines =
-            screen(state, shown) + (problem(state, client).map { ["", "  \($0)"] } ?? [])
+            screen(state, reading.value, shown)
+            + (problem(state, reading, client).map { ["", "  \($0)"] } ?? [])
           guard lines != drawn else { return }
           drawn = lines
           terminal.draw(lines)
@@ -197,8 +201,10 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         var last: String?
         view = observe {
           let state = store.state
+          let reading = shared(state).reading
           let shown =
-            render(state, options.format) + (problem(state, client).map { " · \($0)" } ?? "")
+            render(state, reading.value, options.format)
+            + (problem(state, reading, client).map { " · \($0)" } ?? "")
           guard shown != last else { return }
           last = shown
           emit(shown)
@@ -248,10 +254,11 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
   /// What keeps the shown value from being the shared one, shown with it: the broker refuses
   /// this client (the connection alone would only say `refused`), the broker's value cannot be
   /// read, or it refuses the writes.
-  private func problem(_ state: R.State, _ client: BrokerClient) -> String? {
+  private func problem(
+    _ state: R.State, _ reading: SharedReading<Stats>, _ client: BrokerClient
+  ) -> String? {
     if connection(state) == .refused { return client.handshakeFailureReason }
-    let shared = shared(state)
-    return (shared.loadError ?? shared.saveError).map { "\($0)" }
+    return (reading.loadError ?? reading.saveError).map { "\($0)" }
   }
 }
 

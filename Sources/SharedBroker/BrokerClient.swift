@@ -7,10 +7,10 @@ internal import ZeroMQ
 /// A process's connection to the broker: one DEALER for requests, one SUB for updates, and the
 /// references of every `.broker` key it mirrors.
 ///
-/// One I/O thread owns both sockets and waits on their descriptors; other threads hand it work
-/// through a lock-protected table and an eventfd wake-up. The one exception is a write made while
-/// that thread waits: the writer sends it itself, holding the lock the thread holds whenever it
-/// is not waiting, so no two threads are ever inside libzmq with a socket. Liveness comes from
+/// One I/O thread owns both sockets and waits on their descriptors. The client's state, every
+/// key's included, is one state machine in one lock-holding storage: a mutation records itself
+/// there and wakes the thread with an eventfd, and the thread encodes and sends it, so no socket
+/// call runs on a writer's thread. Liveness comes from
 /// `PING`/`PONG` heartbeats: after ``Configuration/missedHeartbeats`` unanswered intervals the
 /// client reports ``ConnectionState/disconnected``, keeps every mutation pending, and resyncs and
 /// resends when the broker answers again.
@@ -108,11 +108,11 @@ public final class BrokerClient: Sendable {
   private let progress = AsyncSignal()
   private let thread = Mutex<IOThread?>(nil)
   private let loop: ClientLoop
+  /// The keys' state, and the connection's, as the I/O thread and the references share them.
+  let storage: ClientStorage
 
+  /// How the connection is reported: its state and who listens, apart from the keys' storage.
   struct SharedState {
-    var channels: [String: any BrokerChannel] = [:]
-    var added: [String] = []
-    var resync: Set<String> = []
     var state = ConnectionState.connecting
     var observers: [UUID: AsyncStream<ConnectionState>.Continuation] = [:]
     var closed = false
@@ -168,7 +168,14 @@ public final class BrokerClient: Sendable {
     self.configuration = configuration
     self.logger = logger
     wakeUp = try? WakeUpSignal()
-    let loop = ClientLoop(endpoints: endpoints, id: id, configuration: configuration, logger: logger)
+    storage = ClientStorage(
+      machine: ClientStateMachine(
+        id: id, heartbeat: configuration.heartbeatInterval,
+        missedHeartbeats: configuration.missedHeartbeats, now: .now
+      )
+    )
+    let loop = ClientLoop(
+      endpoints: endpoints, storage: storage, configuration: configuration, logger: logger)
     self.loop = loop
     loop.client = self
     thread.withLock { $0 = IOThread(name: "sm-client") { loop.run() } }
@@ -186,6 +193,7 @@ public final class BrokerClient: Sendable {
       return state.observers
     }
     for observer in observers.values { observer.finish() }
+    storage.close()
     wakeUp?.signal()
     progress.signal()
     let thread = self.thread.withLock { thread in
@@ -222,12 +230,12 @@ public final class BrokerClient: Sendable {
 
   /// Whether any mutation is still waiting for the broker's confirmation.
   public var hasUnconfirmedWrites: Bool {
-    channels.contains { $0.hasUnconfirmedWrites }
+    !storage.keys(nil) { !$0.hasUnconfirmedWrites }
   }
 
   /// How many mutations (`withLock` calls) of all keys still wait for the broker's confirmation.
   public var unconfirmedWriteCount: Int {
-    channels.reduce(0) { $0 + $1.unconfirmedWriteCount }
+    storage.unconfirmedWriteCount
   }
 
   /// Why the broker refused the last security handshake, while it does.
@@ -247,9 +255,8 @@ public final class BrokerClient: Sendable {
     async throws
   {
     let confirmed = await progress.wait(until: .now + timeout) { [self] in
-      let channels = self.channels(keys)
-      return connectionState == .connected
-        && channels.allSatisfy { $0.isSynced && !$0.hasUnconfirmedWrites }
+      connectionState == .connected
+        && storage.keys(keys) { $0.isSynced && !$0.hasUnconfirmedWrites }
     }
     guard confirmed else {
       if let failure = shared.withLock({ $0.handshakeFailure }) {
@@ -271,7 +278,7 @@ public final class BrokerClient: Sendable {
   ///   be reached in time, or ``BrokerError/Code/handshakeFailed`` when it refuses the connection.
   public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws {
     let connected = await progress.wait(until: .now + timeout) { [self] in
-      (connectionState == .connected && channels.allSatisfy(\.isSynced))
+      (connectionState == .connected && storage.keys(nil) { $0.isSynced })
         || shared.withLock { $0.handshakeFailure?.isPermanent == true }
     }
     if let failure = shared.withLock({ $0.handshakeFailure }) {
@@ -298,63 +305,37 @@ public final class BrokerClient: Sendable {
   func reference<Value: Sendable & Equatable>(
     key: String, initialValue: Value, codec: BrokerCodec<Value>
   ) -> BrokerReference<Value> {
-    let (reference, isNew): (BrokerReference<Value>, Bool) = shared.withLock { state in
-      if let existing = state.channels[key] as? BrokerReference<Value> { return (existing, false) }
-      let reference = BrokerReference(
-        key: key, initialValue: initialValue, codec: codec, client: self)
-      state.channels[key] = reference
-      state.added.append(key)
-      return (reference, true)
+    let (reference, wake) = storage.reference(key: key) { storage in
+      BrokerReference(
+        slot: KeySlot(
+          KeyStateMachine(
+            key: key, clientID: id, initialValue: initialValue, codec: codec,
+            heartbeat: configuration.heartbeatInterval,
+            maxWritesInFlight: configuration.maxWritesInFlight
+          )
+        ),
+        storage: storage, client: self
+      )
     }
-    if isNew { wakeUp?.signal() }
+    if wake { wakeIOThread() }
     return reference
   }
 
-  /// A reference's mutation is waiting to be sent: the I/O thread encodes and sends it.
-  func writesPending() {
+  /// The storage has work for the I/O thread (a mutation to send, a key to subscribe to).
+  func wakeIOThread() {
     wakeUp?.signal()
   }
 
-  /// Asks for a fresh snapshot of `key` and waits for it (marked stale at once, so the wait
-  /// cannot end on the old snapshot).
+  /// Asks for a fresh snapshot of `key` and waits for it.
   func resynchronize(key: String) async throws {
-    let channel = shared.withLock { state -> (any BrokerChannel)? in
-      state.resync.insert(key)
-      return state.channels[key]
-    }
-    channel?.markStale()
-    wakeUp?.signal()
-    try await waitUntilConfirmed(keys: channel == nil ? [] : [key])
+    if storage.reload(key) { wakeIOThread() }
+    try await waitUntilConfirmed(keys: [key])
   }
 
   // MARK: - For the I/O thread
 
-  var channels: [any BrokerChannel] { shared.withLock { Array($0.channels.values) } }
-
-  private func channels(_ keys: [String]?) -> [any BrokerChannel] {
-    shared.withLock { state in
-      guard let keys else { return Array(state.channels.values) }
-      return keys.compactMap { state.channels[$0] }
-    }
-  }
-
-  func channel(_ key: String) -> (any BrokerChannel)? {
-    shared.withLock { $0.channels[key] }
-  }
-
   var wakeUpSignal: WakeUpSignal? { wakeUp }
   var isClosed: Bool { shared.withLock { $0.closed } }
-
-  /// Takes the keys added and the resyncs requested since the last call.
-  func takeRequests() -> (added: [String], resync: Set<String>) {
-    shared.withLock { state in
-      defer {
-        state.added = []
-        state.resync = []
-      }
-      return (state.added, state.resync)
-    }
-  }
 
   /// The broker at `endpoint` answered that it cannot reach its cluster's store.
   func brokerUnavailable(at endpoint: String) {

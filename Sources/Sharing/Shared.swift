@@ -153,6 +153,13 @@ public struct Shared<Value: Sendable>: Sendable {
     return reference.saveError
   }
 
+  /// The value, whether it loads, and its errors, from one read: what a view that shows them
+  /// all reads each time it draws. Observation tracks it like the value.
+  package var reading: SharedReading<Value> {
+    reference.access()
+    return reference.reading
+  }
+
   /// Reloads the value from storage.
   ///
   /// - Throws: The storage's load error.

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 
 @testable import SharedBroker
 
@@ -9,7 +8,7 @@ import Logging
 final class SimulatedClient {
   let index: Int
   var machine: ClientStateMachine
-  let channels: [SimulatedChannel]
+  let channels: [KeySlot<Tally>]
   var actions = ClientActions()
   var alive = true
   /// The DEALER's connection: up or not, its ROUTER identity, and an epoch that changes with
@@ -48,11 +47,9 @@ final class SimulatedClient {
     now: ContinuousClock.Instant
   ) {
     self.index = index
-    let logger = Logger(label: "simulation") { _ in SwiftLogNoOpLogHandler() }
-    machine = ClientStateMachine(
-      id: id, heartbeat: heartbeat, missedHeartbeats: 3, logger: logger, now: now)
+    machine = ClientStateMachine(id: id, heartbeat: heartbeat, missedHeartbeats: 3, now: now)
     channels = keys.map { key in
-      SimulatedChannel(
+      KeySlot(
         KeyStateMachine(
           key: key, clientID: id, initialValue: Tally(), codec: .json, heartbeat: heartbeat,
           maxWritesInFlight: maxWritesInFlight

@@ -236,8 +236,7 @@ final class Simulation {
       let client = clients[index]
       guard client.alive, client.subscriberUp, client.subscriberEpoch == epoch else { return }
       note { "\(client.id.prefix(4)) ⇐ \(message)" }
-      client.machine.receive(published: message, at: instant(client), &client.actions)
-      client.machine.finishBatch(&client.actions)
+      client.machine.receive(published: [message], at: instant(client), &client.actions)
       try turn(client)
     case .wake(let index, let generation):
       let client = clients[index]
@@ -251,12 +250,18 @@ final class Simulation {
       let tag = "\(client.index).\(key).\(client.tags[key].count)"
       note { "\(client.id.prefix(4)) mutates \(tag)" }
       client.tags[key].append(tag)
-      client.channels[key].machine.mutate { $0.counts[tag, default: 0] += 1 }
+      // As `ClientStorage.mutate` records it: run on the caller's side, recorded in the machine.
+      let slot = client.channels[key]
+      slot.machine.catchUp()
+      var value = slot.machine.local
+      value.counts[tag, default: 0] += 1
+      slot.machine.record(value) { $0.counts[tag, default: 0] += 1 }
       outcome.mutations += 1
-      // The writer's own thread sends, as `flushFromWriter` does.
-      client.machine.flush(at: instant(client), &client.actions)
-      try perform(client)
-      try scheduleWake(client)
+      // The writer wakes the I/O thread, whose next turn sends it.
+      client.wakeGeneration += 1
+      schedule(
+        after: random.duration(.microseconds(5), .microseconds(200)),
+        .wake(client: index, generation: client.wakeGeneration))
     case .dealerConnects(let index):
       let client = clients[index]
       guard client.alive, !client.dealerUp else { return }

@@ -1,8 +1,8 @@
 import Foundation
 
-/// What the client's I/O loop needs from the reference of one key, whatever its value type: its
-/// ``KeyStateMachine``, reached under the reference's lock.
-protocol BrokerChannel: AnyObject, Sendable {
+/// What the ``ClientStateMachine`` needs of one key, whatever its value type: the key's
+/// ``KeyStateMachine``, in its ``KeySlot``.
+protocol BrokerChannel: AnyObject {
   var key: String { get }
   /// Mutations the broker has not confirmed.
   var hasUnconfirmedWrites: Bool { get }
@@ -12,11 +12,11 @@ protocol BrokerChannel: AnyObject, Sendable {
   var isSynced: Bool { get }
   /// The confirmed version, for a `PING`, while in sync.
   var heldVersion: UInt64? { get }
-  /// Feeds the key's state machine; observers hear of a changed value.
+  /// Feeds the key's state machine.
   func handle(_ event: KeyEvent) -> KeyOutput
-  /// Applies the updates received since the last call and tells observers, once: the loop calls
-  /// it after each batch it read, so a burst costs one decode and one notification.
-  func deliverUpdates()
+  /// Applies the updates received since the last call; returns whether observers must be told.
+  /// The machine calls it after each batch the loop read, so a burst costs one decode.
+  func deliverUpdates() -> Bool
   /// Forgets being in sync until the next snapshot (an explicit reload).
   func markStale()
 }

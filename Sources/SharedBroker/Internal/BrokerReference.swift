@@ -2,34 +2,26 @@ import Foundation
 internal import OpenCombine
 internal import Sharing
 
-/// The reference behind `@Shared(.broker("key"))`: the lock, the observers, and the key's
-/// ``KeyStateMachine``, which holds the value (confirmed + pending mutations) and decides what
-/// goes to the broker. A mutation shows locally at once; the client's I/O loop sends it and
-/// feeds the broker's answers back through ``handle(_:)``.
-final class BrokerReference<Value: Sendable & Equatable>: MutableReference, BrokerChannel,
+/// The reference behind `@Shared(.broker("key"))`: a façade over its key's slot in the client's
+/// ``ClientStorage``, which holds the value (confirmed + pending mutations) in the key's
+/// ``KeyStateMachine``. A mutation shows locally at once; the client's I/O thread sends it and
+/// feeds the broker's answers to the machine. The reference keeps the observers.
+final class BrokerReference<Value: Sendable & Equatable>: MutableReference, KeyReference,
   @unchecked Sendable
 {
   let key: String
+  let slot: KeySlot<Value>
+  private let storage: ClientStorage
   private weak var client: BrokerClient?
-  /// Recursive: a mutation re-applied in a rebase may read the value it mutates.
-  private let lock = NSRecursiveLock()
   private let notifier: ReferenceNotifier<Value>
-  // Guarded by `lock`.
-  private var machine: KeyStateMachine<Value>
 
-  init(key: String, initialValue: Value, codec: BrokerCodec<Value>, client: BrokerClient) {
-    self.key = key
+  init(slot: KeySlot<Value>, storage: ClientStorage, client: BrokerClient) {
+    key = slot.key
+    self.slot = slot
+    self.storage = storage
     self.client = client
-    machine = KeyStateMachine(
-      key: key, clientID: client.id, initialValue: initialValue, codec: codec,
-      heartbeat: client.configuration.heartbeatInterval,
-      maxWritesInFlight: client.configuration.maxWritesInFlight
-    )
-    notifier = ReferenceNotifier(initialValue: initialValue) {
+    notifier = ReferenceNotifier(initialValue: slot.machine.local) { [key] in
       ".broker(\(String(reflecting: key)))"
-    }
-    machine.willChange = { [unowned self] old in
-      SharedChangeTracker.current?.recordOldValue(old, of: self)
     }
   }
 
@@ -46,33 +38,42 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, Brok
     return liveValue
   }
 
-  var liveValue: Value {
-    lock.withLock {
-      machine.catchUp()
-      return machine.local
-    }
-  }
+  var liveValue: Value { liveReading.value }
+
   func access() {
     notifier.access()
   }
 
-  var isLoading: Bool { lock.withLock { !machine.hasSnapshot } }
-  var loadError: (any Error)? {
-    lock.withLock {
-      machine.catchUp()
-      return machine.loadError
-    }
-  }
-  var saveError: (any Error)? { lock.withLock { machine.saveError } }
+  var isLoading: Bool { liveReading.isLoading }
+  var loadError: (any Error)? { liveReading.loadError }
+  var saveError: (any Error)? { liveReading.saveError }
   var publisher: AnyPublisher<Value, Never> { notifier.publisher }
+
+  var reading: SharedReading<Value> {
+    var reading = liveReading
+    if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current,
+      let snapshot = tracker.snapshot(of: self, as: Value.self)
+    {
+      reading.value = snapshot
+    }
+    return reading
+  }
+
+  /// The value and its errors, from one locked read.
+  private var liveReading: SharedReading<Value> {
+    let (reading, replaced) = storage.read(slot)
+    if let replaced { SharedChangeTracker.current?.recordOldValue(replaced, of: self) }
+    return reading
+  }
 
   func withLock<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
     if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {
       return try tracker.updateSnapshot(of: self, live: liveValue, body)
     }
-    let result: R = try lock.withLock { try machine.mutate(body) }
+    let (result, previous, wake) = try storage.mutate(slot, body)
+    SharedChangeTracker.current?.recordOldValue(previous, of: self)
     notifier.notify({ liveValue }, onlyTheValue: true)
-    client?.writesPending()
+    if wake { client?.wakeIOThread() }
     return result
   }
 
@@ -84,29 +85,9 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, Brok
     try await client?.waitUntilConfirmed(keys: [key])
   }
 
-  // MARK: - BrokerChannel
+  // MARK: - KeyReference
 
-  var hasUnconfirmedWrites: Bool { lock.withLock { machine.hasUnconfirmedWrites } }
-  var unconfirmedWriteCount: Int { lock.withLock { machine.unconfirmedWriteCount } }
-  var isSynced: Bool { lock.withLock { machine.isSynced } }
-  var heldVersion: UInt64? { lock.withLock { machine.heldVersion } }
-
-  func handle(_ event: KeyEvent) -> KeyOutput {
-    let output = lock.withLock { machine.handle(event) }
-    if output.changed { notify() }
-    return output
-  }
-
-  func deliverUpdates() {
-    if lock.withLock({ machine.deliver() }) { notify() }
-  }
-
-  func markStale() {
-    lock.withLock { machine.markStale() }
-  }
-
-  /// Tells the observers; the machine reported the change under the lock.
-  private func notify() {
+  func changed() {
     notifier.notify { liveValue }
   }
 }

@@ -4,13 +4,13 @@ internal import ZeroMQ
 import Synchronization
 
 /// The body of a ``BrokerClient``'s I/O thread, which owns its sockets: it polls them, decodes
-/// what they read, feeds the ``ClientStateMachine`` (which routes to each key's
-/// ``KeyStateMachine``), and sends what the machines answer. Every decision about the protocol
-/// is in the machines; this type only does the I/O.
+/// what they read, feeds the ``ClientStateMachine`` in the ``ClientStorage`` (which routes to
+/// each key's ``KeyStateMachine``), and carries out the ``ClientActions`` the machine collects:
+/// what to send, what to subscribe to, whom to tell. Every decision about the protocol is in the
+/// machines; this type only does the I/O.
 ///
-/// Only this thread touches the sockets and the machine: a writer records its mutation in its
-/// reference and wakes the thread, which encodes and sends it, so no socket call ever runs
-/// inside a writer's reducer.
+/// Only this thread touches the sockets: a writer records its mutation in the storage and wakes
+/// the thread, which encodes and sends it, so no socket call ever runs inside a writer's reducer.
 final class ClientLoop: @unchecked Sendable {
   /// Set once, before the I/O thread starts.
   weak var client: BrokerClient?
@@ -29,23 +29,24 @@ final class ClientLoop: @unchecked Sendable {
   private var monitorTouched = false
   private var dealer: Socket!
   private var subscriber: Socket!
-  private var machine: ClientStateMachine
-  /// What the machine asked for, performed after each step; kept to reuse its storage.
+  private let storage: ClientStorage
+  /// What the machine asked for, taken at each turn; kept to reuse its storage.
   private var actions = ClientActions()
+  /// The messages the SUB socket had waiting, kept to reuse its storage.
+  private var published: [BrokerMessage] = []
   private var publisherEndpoint: String?
   /// Handshakes in a row that the broker cut short; a few in a row mean a wrong server key
   /// rather than a broker restarting mid-handshake.
   private var closedHandshakes = 0
 
-  init(endpoints: [String], id: String, configuration: BrokerClient.Configuration, logger: Logger) {
+  init(
+    endpoints: [String], storage: ClientStorage, configuration: BrokerClient.Configuration,
+    logger: Logger
+  ) {
     self.endpoints = endpoints
+    self.storage = storage
     self.configuration = configuration
     self.logger = logger
-    machine = ClientStateMachine(
-      id: id, heartbeat: configuration.heartbeatInterval,
-      missedHeartbeats: configuration.missedHeartbeats,
-      logger: logger, now: .now
-    )
   }
 
   func run() {
@@ -96,20 +97,16 @@ final class ClientLoop: @unchecked Sendable {
         let start = ContinuousClock.now
         let timeout =
           dealerWaiting || subscriberWaiting || monitorWaiting
-          ? .zero : machine.deadline(now: start) - start
+          ? .zero : storage.deadline(now: start) - start
         let ready = try poller.poll(timeout: timeout)
         guard let client, !client.isClosed else { return }
-        // Every request from another thread (a new key, a resync) comes with a wake-up.
-        if ready.contains(wakeIndex) {
-          wakeUp.clear()
-          takeRequests(from: client)
-        }
+        // Work from another thread (a mutation, a new key, a reload) is in the storage, taken
+        // with the turn below; cleared first, so a wake-up for work after the turn stays set.
+        if ready.contains(wakeIndex) { wakeUp.clear() }
         if ready.contains(monitorIndex) || monitorWaiting { drainEvents(monitor, client) }
-        if ready.contains(dealerIndex) || dealerWaiting { drainReplies(client) }
-        if ready.contains(subscriberIndex) || subscriberWaiting { drainPublished(client) }
-        let now = ContinuousClock.now
-        machine.tick(at: now, &actions)
-        machine.flush(at: now, &actions)
+        if ready.contains(dealerIndex) || dealerWaiting { drainReplies() }
+        if ready.contains(subscriberIndex) || subscriberWaiting { drainPublished() }
+        storage.turn(at: .now, &actions)
         perform(client)
       }
     } catch let error as ZMQError where error.isContextTerminated {
@@ -140,13 +137,16 @@ final class ClientLoop: @unchecked Sendable {
         // The broker went away, and the next connection may reach another run of it, whose
         // versions mean something else. Until its WELCOME says which run it is, nothing from
         // either socket is taken for the run this client knew (the SUB may reconnect first).
-        machine.connectionLost(&actions)
         // Another broker of the cluster can take over at once.
-        if endpoints.count > 1 { actions.moveToNextBroker = true }
+        let move = endpoints.count > 1
+        storage.step(&actions) { machine, actions in
+          machine.connectionLost(&actions)
+          if move { actions.moveToNextBroker = true }
+        }
       case .handshakeSucceeded:
         closedHandshakes = 0
         client.handshakeFailed(nil)
-        machine.handshakeSucceeded(at: .now, &actions)
+        storage.step(&actions) { machine, actions in machine.handshakeSucceeded(at: .now, &actions) }
       case .handshakeFailedAuth:
         client.handshakeFailed(
           .init(
@@ -186,24 +186,9 @@ final class ClientLoop: @unchecked Sendable {
     }
   }
 
-  // MARK: - Requests from other threads
-
-  private func takeRequests(from client: BrokerClient) {
-    let (added, reload) = client.takeRequests()
-    let now = ContinuousClock.now
-    for key in added {
-      guard let channel = client.channel(key), machine.add(channel, at: now, &actions) else {
-        continue
-      }
-      try? subscriber.set(.subscribe, Array(key.utf8))
-      subscriberTouched = true
-    }
-    if !reload.isEmpty { machine.reload(reload, at: now, &actions) }
-  }
-
   // MARK: - Replies
 
-  private func drainReplies(_ client: BrokerClient) {
+  private func drainReplies() {
     // Cut short after a batch (so the rest of the loop runs): more may be waiting.
     dealerTouched = true
     for _ in 0..<1_000 {
@@ -221,7 +206,7 @@ final class ClientLoop: @unchecked Sendable {
       // The subscription follows the publisher each WELCOME names; a WELCOME whose publisher
       // cannot be reached is not taken (the next heartbeat says HELLO again).
       if case .welcome(_, let publisher, _) = reply, !connectSubscriber(to: publisher) { continue }
-      machine.receive(reply: reply, at: .now, &actions)
+      storage.step(&actions) { machine, actions in machine.receive(reply: reply, at: .now, &actions) }
     }
   }
 
@@ -271,24 +256,29 @@ final class ClientLoop: @unchecked Sendable {
     }
     dealerTouched = true
     subscriberTouched = true
-    machine.movedBroker(at: .now, &actions)
+    storage.step(&actions) { machine, actions in machine.movedBroker(at: .now, &actions) }
     logger.notice("Trying another broker", metadata: ["endpoint": "\(endpoint)"])
   }
 
   // MARK: - Published messages
 
-  private func drainPublished(_ client: BrokerClient) {
-    defer { machine.finishBatch(&actions) }
+  /// Reads what the SUB socket has waiting and hands it to the machine as one batch.
+  private func drainPublished() {
     subscriberTouched = true
     for _ in 0..<10_000 {
       guard let frames = try? subscriber.receive(dontWait: true) else {
         subscriberTouched = false
-        return
+        break
       }
       // Another client's topic that happens to share our prefix, or noise: not ours.
       guard let message = try? BrokerMessage(published: frames) else { continue }
-      machine.receive(published: message, at: .now, &actions)
+      published.append(message)
     }
+    guard !published.isEmpty else { return }
+    storage.step(&actions) { [published] machine, actions in
+      machine.receive(published: published, at: .now, &actions)
+    }
+    published.removeAll(keepingCapacity: true)
   }
 
   // MARK: - Performing
@@ -298,6 +288,11 @@ final class ClientLoop: @unchecked Sendable {
       actions.moveToNextBroker = false
       moveToNextBroker()
     }
+    for key in actions.subscriptions {
+      try? subscriber.set(.subscribe, Array(key.utf8))
+      subscriberTouched = true
+    }
+    actions.subscriptions.removeAll(keepingCapacity: true)
     for message in actions.messages {
       dealerTouched = true
       do {
@@ -315,9 +310,25 @@ final class ClientLoop: @unchecked Sendable {
       actions.state = nil
       client.setState(state)
     }
+    for notice in actions.notices { log(notice) }
+    actions.notices.removeAll(keepingCapacity: true)
+    storage.tellObservers(actions.takeChangedKeys())
     if actions.progressed {
       actions.progressed = false
       client.progressed()
+    }
+  }
+
+  private func log(_ notice: ClientNotice) {
+    switch notice {
+    case .brokerStoppedAnswering:
+      logger.warning("Broker stopped answering")
+    case .refused(let code, let message):
+      logger.error(
+        "The broker refused a request",
+        metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
+    case .requestFromTheBroker:
+      logger.warning("Ignored a request sent to a client")
     }
   }
 }

@@ -1,12 +1,12 @@
 import Foundation
-internal import Logging
 internal import OrderedCollections
 
 /// A client's connection to the broker, as a state machine with no sockets or clocks of its own:
 /// the handshake (`HELLO`/`WELCOME`), heartbeats (`PING`/`PONG`), which broker run it talks to,
 /// and the routing of every message to its key's ``KeyStateMachine``. The I/O loop feeds it what
-/// the sockets read and the time, and performs the ``ClientActions`` it collects; the
-/// deterministic simulation in the tests drives the same code.
+/// the sockets read and the time, through the ``ClientStorage`` that holds it, and performs the
+/// ``ClientActions`` it collects; the deterministic simulation in the tests drives the same code.
+/// It logs nothing and tells no one: what is worth a log line is a ``ClientNotice``.
 ///
 /// Liveness comes from heartbeats: after `missedHeartbeats` intervals without any answer the
 /// connection counts as lost, every key waits, and every mutation stays pending until the broker
@@ -22,11 +22,10 @@ struct ClientStateMachine {
   let id: String
   private let heartbeat: Duration
   private let missedHeartbeats: Int
-  private let logger: Logger
 
   /// In the order the keys were added, so the same events make the same messages (the
   /// simulation replays a seed exactly).
-  private var channels: OrderedDictionary<String, any BrokerChannel> = [:]
+  private(set) var channels: OrderedDictionary<String, any BrokerChannel> = [:]
   private(set) var connected = false
   /// The broker run the connection talks to; `nil` while unknown (before a `WELCOME`, or after
   /// the connection dropped: the next one may reach another run, whose versions mean something
@@ -53,14 +52,10 @@ struct ClientStateMachine {
   /// loop asks on every turn, and a key's deadline changes only with its events.
   private var deadlines: [ContinuousClock.Instant?] = []
 
-  init(
-    id: String, heartbeat: Duration, missedHeartbeats: Int, logger: Logger,
-    now: ContinuousClock.Instant
-  ) {
+  init(id: String, heartbeat: Duration, missedHeartbeats: Int, now: ContinuousClock.Instant) {
     self.id = id
     self.heartbeat = heartbeat
     self.missedHeartbeats = missedHeartbeats
-    self.logger = logger
     lastHeard = now
     lastMove = now
     lastPing = now - .seconds(3600)
@@ -83,19 +78,22 @@ struct ClientStateMachine {
 
   // MARK: - Requests from other threads
 
-  /// Starts mirroring a key (or takes the new reference of a key re-added with another value
-  /// type); returns whether the key is new, so its topic needs a subscription.
+  /// Starts mirroring a key (or takes the new slot of a key re-added with another value type);
+  /// a new key's topic needs a subscription. Returns the key's index, which its notifications
+  /// (``ClientActions/changedKeys``) name.
+  @discardableResult
   mutating func add(
     _ channel: any BrokerChannel, at now: ContinuousClock.Instant, _ actions: inout ClientActions
-  )
-    -> Bool
-  {
+  ) -> Int {
     let (previous, index) = channels.updateValue(
       channel, forKey: channel.key, insertingAt: channels.count)
-    if previous == nil { deadlines.append(nil) }
+    if previous == nil {
+      deadlines.append(nil)
+      actions.subscriptions.append(channel.key)
+    }
     if connected { handle(index, .connected(at: now), &actions) }
     updateState(&actions)
-    return previous == nil
+    return index
   }
 
   /// Asks for fresh snapshots of `keys` (explicit reloads).
@@ -153,7 +151,7 @@ struct ClientStateMachine {
       behind = []
     }
     if connected, now - lastHeard > silenceLimit {
-      logger.warning("Broker stopped answering")
+      actions.notices.append(.brokerStoppedAnswering)
       lose(at: now, &actions)
     } else if !connected, now - lastMove > silenceLimit {
       // No broker of the list has answered for as long: try the next one.
@@ -232,21 +230,27 @@ struct ClientStateMachine {
       // request was not handled. Handshake again; the keys resync and the writes go out again.
       helloAgain(at: now, &actions)
     case .error(let code, let message, let key, _):
-      if code != .seeding {
-        logger.error(
-          "The broker refused a request",
-          metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
-      }
+      if code != .seeding { actions.notices.append(.refused(code, message)) }
       guard connected, let key else { return }
       route(reply, to: key, at: now, &actions)
     case .hello, .ping, .sync, .get, .seed, .write, .update, .synced:
-      logger.warning("Ignored a request sent to a client")
+      actions.notices.append(.requestFromTheBroker)
     }
+  }
+
+  /// The messages the PUB socket had waiting, in order. Updates are applied (decoded, shown to
+  /// observers) once per batch.
+  mutating func receive(
+    published messages: [BrokerMessage], at now: ContinuousClock.Instant,
+    _ actions: inout ClientActions
+  ) {
+    for message in messages { receive(published: message, at: now, &actions) }
+    finishBatch(&actions)
   }
 
   /// A message from the PUB socket. Updates are applied (decoded, shown to observers) once per
   /// batch, by ``finishBatch(_:)``.
-  mutating func receive(
+  private mutating func receive(
     published message: BrokerMessage, at now: ContinuousClock.Instant,
     _ actions: inout ClientActions
   ) {
@@ -263,9 +267,11 @@ struct ClientStateMachine {
   }
 
   /// The batch of published messages read is over.
-  mutating func finishBatch(_ actions: inout ClientActions) {
+  private mutating func finishBatch(_ actions: inout ClientActions) {
     guard !updated.isEmpty else { return }
-    for index in updated { channels.values[index].deliverUpdates() }
+    for index in updated where channels.values[index].deliverUpdates() {
+      actions.changed(index)
+    }
     updated.removeAll(keepingCapacity: true)
     actions.progressed = true
   }
@@ -285,6 +291,7 @@ struct ClientStateMachine {
   {
     let output = channels.values[index].handle(event)
     deadlines[index] = output.deadline
+    if output.changed { actions.changed(index) }
     if let message = output.send { actions.messages.append(message) }
     if output.progressed { actions.progressed = true }
     return output
@@ -310,7 +317,8 @@ struct ClientStateMachine {
     lastPing = now
   }
 
-  private func updateState(_ actions: inout ClientActions) {
+  /// Reports the connection's state, while connected: syncing until every key is in sync.
+  func updateState(_ actions: inout ClientActions) {
     guard connected else { return }
     actions.state = channels.values.allSatisfy(\.isSynced) ? .connected : .syncing
     actions.progressed = true
@@ -330,4 +338,44 @@ struct ClientActions {
   var moveToNextBroker = false
   /// The broker answered that it cannot reach its cluster's store.
   var brokerUnavailable = false
+  /// New keys whose topics the SUB socket must subscribe to.
+  var subscriptions: [String] = []
+  /// The keys (by index) whose value or errors changed: their observers must be told.
+  private(set) var changedKeys: [Int] = []
+  /// What is worth a log line.
+  var notices: [ClientNotice] = []
+
+  /// Adds what `other` asks for after what this asks for, and empties `other`.
+  mutating func append(_ other: inout ClientActions) {
+    messages.append(contentsOf: other.messages)
+    state = other.state ?? state
+    progressed = progressed || other.progressed
+    moveToNextBroker = moveToNextBroker || other.moveToNextBroker
+    brokerUnavailable = brokerUnavailable || other.brokerUnavailable
+    subscriptions.append(contentsOf: other.subscriptions)
+    for index in other.changedKeys { changed(index) }
+    notices.append(contentsOf: other.notices)
+    other = ClientActions()
+  }
+
+  /// Notes that the observers of the key at `index` must be told, once per turn.
+  mutating func changed(_ index: Int) {
+    if !changedKeys.contains(index) { changedKeys.append(index) }
+  }
+
+  /// Takes the keys whose observers must be told.
+  mutating func takeChangedKeys() -> [Int] {
+    defer { changedKeys.removeAll(keepingCapacity: true) }
+    return changedKeys
+  }
+}
+
+/// What a ``ClientStateMachine`` found worth a log line (it logs nothing itself).
+enum ClientNotice: Equatable {
+  /// The connected broker missed its heartbeats.
+  case brokerStoppedAnswering
+  /// The broker refused a request, with this code and text.
+  case refused(BrokerErrorCode, String)
+  /// The broker sent a request, which only a broker takes.
+  case requestFromTheBroker
 }

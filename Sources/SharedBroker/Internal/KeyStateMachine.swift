@@ -2,8 +2,8 @@ import Foundation
 
 /// The mirroring of one key, as a state machine with no locks, sockets or clocks of its own:
 /// events go in (a mutation, a message from the broker, a connection, the time), and what to
-/// send comes out. ``BrokerReference`` keeps one under its lock; the client's I/O loop feeds it
-/// and sends what it answers; the deterministic simulation in the tests drives the same code.
+/// send comes out. Its ``KeySlot`` sits in the ``ClientStateMachine``, under the
+/// ``ClientStorage``'s lock; the deterministic simulation in the tests drives the same code.
 ///
 /// **The value.** The local value is always "confirmed + pending": the last value the broker
 /// confirmed, with this process's unconfirmed mutations applied on top, so a write shows at once.
@@ -46,8 +46,6 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   private let codec: BrokerCodec<Value>
   private let heartbeat: Duration
   private let maxWindow: Int
-  /// Told the local value before it changes (for the test store's exhaustive assertions).
-  var willChange: (Value) -> Void = { _ in }
 
   private(set) var phase = KeyPhase.idle
   /// The local value: confirmed + pending, once brought up to date (``catchUp()``).
@@ -129,18 +127,14 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
 
   // MARK: - Events
 
-  /// Applies a mutation of the user's to the local value; it stays pending until confirmed.
-  /// The caller tells the observers afterwards.
-  mutating func mutate<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
-    catchUp()
-    willChange(local)
-    var value = local
-    let result = try body(&value)
+  /// Records a mutation of the user's: `value` is what it made of the local value (brought up to
+  /// date first, ``catchUp()``), and it stays pending until confirmed. The caller ran it, outside
+  /// the machine, so that it may read shared values, and tells the observers afterwards.
+  mutating func record(_ value: Value, by mutation: @escaping @Sendable (inout Value) -> Void) {
     local = value
-    pending.append(Pending(sequence: nextSequence) { value in _ = try? body(&value) })
+    pending.append(Pending(sequence: nextSequence, mutation: mutation))
     nextSequence += 1
     unnotified = false
-    return result
   }
 
   mutating func handle(_ event: KeyEvent) -> KeyOutput {
@@ -195,8 +189,10 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   }
 
   /// Decodes the newest confirmed value and rebases the pending mutations on it, if either is
-  /// due; a changed local value is left for the next notification (``unnotified``).
-  mutating func catchUp() {
+  /// due; a changed local value is left for the next notification (``unnotified``). Returns the
+  /// local value it replaced, if it did (a test store's assertion starts from it).
+  @discardableResult
+  mutating func catchUp() -> Value? {
     if let data = undecoded {
       undecoded = nil
       let hadError = loadError != nil
@@ -213,14 +209,14 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
       // Observers show the error next to the value: its coming and going is news to them too.
       if hadError != (loadError != nil) { unnotified = true }
     }
-    guard needsRebase else { return }
+    guard needsRebase else { return nil }
     needsRebase = false
     var value = confirmed
     for mutation in pending { mutation.mutation(&value) }
-    guard value != local else { return }
-    willChange(local)
-    local = value
+    guard value != local else { return nil }
+    defer { local = value }
     unnotified = true
+    return local
   }
 
   /// Forgets being in sync until the next snapshot, which a ``KeyEvent/reload(at:instance:)``

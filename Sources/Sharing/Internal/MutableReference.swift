@@ -24,6 +24,33 @@ package protocol MutableReference<Value>: AnyObject, Sendable, CustomStringConve
   var isLoading: Bool { get }
   var loadError: (any Error)? { get }
   var saveError: (any Error)? { get }
+  /// The value and its storage's state at once (a reference with a lock reads them in one go).
+  var reading: SharedReading<Value> { get }
   func load() async throws
   func save() async throws
+}
+
+extension MutableReference {
+  package var reading: SharedReading<Value> {
+    SharedReading(value: value, isLoading: isLoading, loadError: loadError, saveError: saveError)
+  }
+}
+
+/// A shared value with its storage's state, read at once: what a view shows of it.
+package struct SharedReading<Value> {
+  /// The value, as ``Shared/wrappedValue`` reads it.
+  package var value: Value
+  /// Whether the key is still loading its first value.
+  package var isLoading: Bool
+  /// The last load failure.
+  package var loadError: (any Error)?
+  /// The last save failure.
+  package var saveError: (any Error)?
+
+  package init(value: Value, isLoading: Bool, loadError: (any Error)?, saveError: (any Error)?) {
+    self.value = value
+    self.isLoading = isLoading
+    self.loadError = loadError
+    self.saveError = saveError
+  }
 }

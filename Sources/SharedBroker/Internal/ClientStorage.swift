@@ -1,0 +1,164 @@
+import Foundation
+internal import Sharing
+internal import OrderedCollections
+
+/// A ``BrokerClient``'s one lock and what it guards: the ``ClientStateMachine``, with every key's
+/// ``KeyStateMachine`` in it, and the references of the keys. Every call feeds the machine and
+/// returns, or keeps, what it asks for (``ClientActions``); nothing is carried out under the lock.
+/// The caller tells a reference's observers after unlocking; what calls from other threads ask
+/// of the I/O thread (messages, subscriptions) it takes at its next turn, woken once for any
+/// number of calls.
+///
+/// A mutation records itself and wakes the I/O thread, which encodes and sends it: no socket call
+/// runs on a writer's thread.
+final class ClientStorage: @unchecked Sendable {
+  /// Recursive: a mutation may read shared values, of this client too, and so may a rebase,
+  /// which re-runs mutations.
+  private let lock = NSRecursiveLock()
+  // Guarded by `lock`.
+  private var machine: ClientStateMachine
+  /// What calls from other threads asked of the I/O thread since its last turn.
+  private var actions = ClientActions()
+  /// The I/O thread was woken for work it has not taken yet: more work needs no other wake-up.
+  private var woken = false
+  /// The reference of each key, by name, and the same by the machine's index of the key.
+  private var references: [String: any KeyReference] = [:]
+  private var observers: [any KeyReference] = []
+
+  init(machine: ClientStateMachine) {
+    self.machine = machine
+  }
+
+  // MARK: - For the keys' references (any thread)
+
+  /// The reference of `key`, made by `make` if the client does not mirror the key yet, or
+  /// mirrors it with another value type; and whether the I/O thread must be woken.
+  func reference<Value>(
+    key: String, make: (ClientStorage) -> BrokerReference<Value>
+  ) -> (BrokerReference<Value>, wake: Bool) {
+    lock.withLock {
+      if let existing = references[key] as? BrokerReference<Value> { return (existing, false) }
+      let reference = make(self)
+      references[key] = reference
+      let index = machine.add(reference.slot, at: .now, &actions)
+      if index < observers.count {
+        observers[index] = reference
+      } else {
+        observers.append(reference)
+      }
+      return (reference, wakeOnce())
+    }
+  }
+
+  /// Applies a mutation to the local value, which shows it at once; it stays pending until the
+  /// broker confirms it. Returns what `body` returned, the value before it (for a test store's
+  /// assertion), and whether the I/O thread must be woken to send it.
+  func mutate<Value, R>(
+    _ slot: KeySlot<Value>, _ body: @escaping @Sendable (inout Value) throws -> R
+  ) rethrows -> (result: R, previous: Value, wake: Bool) {
+    try lock.withLock {
+      let previous = slot.machine.catchUp() ?? slot.machine.local
+      var value = slot.machine.local
+      // Run here, not inside the machine, so that it may read shared values.
+      let result = try body(&value)
+      slot.machine.record(value) { value in _ = try? body(&value) }
+      return (result, previous, wakeOnce())
+    }
+  }
+
+  /// The key's value and its errors, read at once; and the value a catch-up replaced, if it did.
+  func read<Value>(_ slot: KeySlot<Value>) -> (reading: SharedReading<Value>, replaced: Value?) {
+    lock.withLock {
+      let replaced = slot.machine.catchUp()
+      let machine = slot.machine
+      return (
+        SharedReading(
+          value: machine.local, isLoading: !machine.hasSnapshot, loadError: machine.loadError,
+          saveError: machine.saveError),
+        replaced
+      )
+    }
+  }
+
+  /// Asks for a fresh snapshot of `key`: the key is stale at once, so a wait cannot end on the
+  /// old snapshot. Returns whether the I/O thread must be woken.
+  func reload(_ key: String) -> Bool {
+    lock.withLock {
+      guard let channel = machine.channels[key] else { return false }
+      channel.markStale()
+      machine.reload([key], at: .now, &actions)
+      return wakeOnce()
+    }
+  }
+
+  /// Whether every key of `keys` (all keys for `nil`) satisfies `condition`.
+  func keys(_ keys: [String]?, allSatisfy condition: (any BrokerChannel) -> Bool) -> Bool {
+    lock.withLock {
+      guard let keys else { return machine.channels.values.allSatisfy(condition) }
+      return keys.allSatisfy { key in machine.channels[key].map(condition) ?? true }
+    }
+  }
+
+  /// How many mutations of all keys await the broker's confirmation.
+  var unconfirmedWriteCount: Int {
+    lock.withLock { machine.channels.values.reduce(0) { $0 + $1.unconfirmedWriteCount } }
+  }
+
+  private func wakeOnce() -> Bool {
+    defer { woken = true }
+    return !woken
+  }
+
+  // MARK: - For the I/O thread
+
+  /// Runs one step of the machine; `actions` collects what it asks for.
+  func step(
+    _ actions: inout ClientActions, _ body: (inout ClientStateMachine, inout ClientActions) -> Void
+  ) {
+    lock.withLock { body(&machine, &actions) }
+  }
+
+  /// When the machine next wants a turn.
+  func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+    lock.withLock { machine.deadline(now: now) }
+  }
+
+  /// Takes what calls from other threads asked for, then runs heartbeats, timers and the writes
+  /// that may go out; `actions` collects it all. Calls made after it wake the thread again.
+  func turn(at now: ContinuousClock.Instant, _ actions: inout ClientActions) {
+    lock.withLock {
+      // A state those calls reported may be older than what this thread's steps reported
+      // since: the machine says it again, as it is now.
+      let reportsState = self.actions.state != nil
+      actions.append(&self.actions)
+      if reportsState { machine.updateState(&actions) }
+      machine.tick(at: now, &actions)
+      machine.flush(at: now, &actions)
+      woken = false
+    }
+  }
+
+  /// Lets go of the references (which hold the storage) once the client closes; they keep
+  /// their values, and hear nothing more.
+  func close() {
+    lock.withLock {
+      references = [:]
+      observers = []
+    }
+  }
+
+  /// Tells the observers of the keys at `indices` (``ClientActions/changedKeys``).
+  func tellObservers(_ indices: [Int]) {
+    guard !indices.isEmpty else { return }
+    let observers = lock.withLock {
+      indices.compactMap { $0 < self.observers.count ? self.observers[$0] : nil }
+    }
+    for observer in observers { observer.changed() }
+  }
+}
+
+/// What the ``ClientStorage`` holds of a key's reference, whatever its value type.
+protocol KeyReference: AnyObject, Sendable {
+  /// The key's value or errors changed: its observers must hear of it.
+  func changed()
+}
