@@ -55,30 +55,52 @@ report() { # ROLE: instructions per write of each thread that did any real work
   done
 }
 
-endpoint() { echo "tcp://127.0.0.1:$((port + $1))"; }
+# Each broker binds its PUB socket on the port after its ROUTER's.
+endpoint() { echo "tcp://127.0.0.1:$((port + 2 * $1))"; }
+
+# The peers that are not profiled. A broker serves until it applied COUNT writes, which a writer
+# that batches two taps into one write never makes it: they are stopped after each scenario.
+helpers=()
+stop_helpers() {
+  ((${#helpers[@]} == 0)) || kill "${helpers[@]}" 2> /dev/null || true
+  helpers=()
+  return 0
+}
+trap stop_helpers EXIT
+helper() { # LOG ARGS...: starts a peer that is not profiled, its output in LOG
+  local log="$1"
+  shift
+  "$peer" "$@" > "$log" 2>&1 < /dev/null &
+  helpers+=($!)
+}
 
 # The reader under callgrind.
-(cd "$out" && "$peer" broker "$(endpoint 0)" "$count" > broker-0.log 2>&1 &)
+helper "$out/broker-0.log" broker "$(endpoint 0)" "$count"
 wait_ready "$out/broker-0.log"
 under_callgrind reader read "$(endpoint 0)" "$count" &
+profiled=$!
 wait_ready "$out/reader.log"
 "$peer" write "$(endpoint 0)" "$count"
-wait
+wait "$profiled"
+stop_helpers
 report reader
 
 # The writer under callgrind.
-(cd "$out" && "$peer" broker "$(endpoint 1)" "$count" > broker-1.log 2>&1 &)
+helper "$out/broker-1.log" broker "$(endpoint 1)" "$count"
 wait_ready "$out/broker-1.log"
-("$peer" read "$(endpoint 1)" "$count" > "$out/reader-1.log" 2>&1 &)
+helper "$out/reader-1.log" read "$(endpoint 1)" "$count"
 wait_ready "$out/reader-1.log"
 under_callgrind writer write "$(endpoint 1)" "$count"
+stop_helpers
 report writer
 
 # The broker under callgrind.
 under_callgrind broker broker "$(endpoint 2)" "$count" &
+profiled=$!
 wait_ready "$out/broker.log"
-("$peer" read "$(endpoint 2)" "$count" > "$out/reader-2.log" 2>&1 &)
+helper "$out/reader-2.log" read "$(endpoint 2)" "$count"
 wait_ready "$out/reader-2.log"
 "$peer" write "$(endpoint 2)" "$count"
-wait
+wait "$profiled"
+stop_helpers
 report broker
