@@ -38,7 +38,7 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, KeyR
     return liveValue
   }
 
-  var liveValue: Value { liveReading.value }
+  var liveValue: Value { storage.value(slot, of: self) }
 
   func access() {
     notifier.access()
@@ -60,18 +60,13 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, KeyR
   }
 
   /// The value and its errors, from one locked read.
-  private var liveReading: SharedReading<Value> {
-    let (reading, replaced) = storage.read(slot)
-    if let replaced { SharedChangeTracker.current?.recordOldValue(replaced, of: self) }
-    return reading
-  }
+  private var liveReading: SharedReading<Value> { storage.reading(slot, of: self) }
 
   func withLock<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
     if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {
       return try tracker.updateSnapshot(of: self, live: liveValue, body)
     }
-    let (result, previous, wake) = try storage.mutate(slot, body)
-    SharedChangeTracker.current?.recordOldValue(previous, of: self)
+    let (result, wake) = try storage.mutate(slot, of: self, body)
     notifier.notify({ liveValue }, onlyTheValue: true)
     if wake { client?.wakeIOThread() }
     return result

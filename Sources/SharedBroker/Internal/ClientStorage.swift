@@ -50,33 +50,47 @@ final class ClientStorage: @unchecked Sendable {
     }
   }
 
-  /// Applies a mutation to the local value, which shows it at once; it stays pending until the
-  /// broker confirms it. Returns what `body` returned, the value before it (for a test store's
-  /// assertion), and whether the I/O thread must be woken to send it.
+  /// Applies a mutation to the local value of `reference`'s key, which shows it at once; it
+  /// stays pending until the broker confirms it. Returns what `body` returned, and whether the
+  /// I/O thread must be woken to send it.
   func mutate<Value, R>(
-    _ slot: KeySlot<Value>, _ body: @escaping @Sendable (inout Value) throws -> R
-  ) rethrows -> (result: R, previous: Value, wake: Bool) {
+    _ slot: KeySlot<Value>, of reference: AnyObject,
+    _ body: @escaping @Sendable (inout Value) throws -> R
+  ) rethrows -> (result: R, wake: Bool) {
     try lock.withLock {
-      let previous = slot.machine.catchUp() ?? slot.machine.local
+      let replaced = slot.machine.catchUp()
+      SharedChangeTracker.current?.recordOldValue(replaced ?? slot.machine.local, of: reference)
       var value = slot.machine.local
       // Run here, not inside the machine, so that it may read shared values.
       let result = try body(&value)
       slot.machine.record(value) { value in _ = try? body(&value) }
-      return (result, previous, wakeOnce())
+      return (result, wakeOnce())
     }
   }
 
-  /// The key's value and its errors, read at once; and the value a catch-up replaced, if it did.
-  func read<Value>(_ slot: KeySlot<Value>) -> (reading: SharedReading<Value>, replaced: Value?) {
+  /// The local value of `reference`'s key.
+  func value<Value>(_ slot: KeySlot<Value>, of reference: AnyObject) -> Value {
     lock.withLock {
-      let replaced = slot.machine.catchUp()
-      let machine = slot.machine
-      return (
-        SharedReading(
-          value: machine.local, isLoading: !machine.hasSnapshot, loadError: machine.loadError,
-          saveError: machine.saveError),
-        replaced
-      )
+      catchUp(slot, of: reference)
+      return slot.machine.local
+    }
+  }
+
+  /// The local value of `reference`'s key and its errors, read at once.
+  func reading<Value>(_ slot: KeySlot<Value>, of reference: AnyObject) -> SharedReading<Value> {
+    lock.withLock {
+      catchUp(slot, of: reference)
+      return SharedReading(
+        value: slot.machine.local, isLoading: !slot.machine.hasSnapshot,
+        loadError: slot.machine.loadError, saveError: slot.machine.saveError)
+    }
+  }
+
+  /// Brings the key's value up to date; a test store's assertion starts from the value it
+  /// replaced.
+  private func catchUp<Value>(_ slot: KeySlot<Value>, of reference: AnyObject) {
+    if let replaced = slot.machine.catchUp() {
+      SharedChangeTracker.current?.recordOldValue(replaced, of: reference)
     }
   }
 
