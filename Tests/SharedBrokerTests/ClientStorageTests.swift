@@ -1,5 +1,6 @@
 import Foundation
 import Sharing
+import Synchronization
 import Testing
 
 @testable import SharedBroker
@@ -57,5 +58,37 @@ import Testing
     #expect(reading.isLoading)
     #expect(reading.loadError == nil)
     #expect(reading.saveError == nil)
+  }
+}
+
+extension ClientStorageTests {
+  /// A rebase re-runs pending mutations on another process's newer value; one that reads its
+  /// own key's value runs outside the key machine too, and sees the value before the rebase.
+  @Test func aRebasedMutationMayReadItsOwnKey() {
+    let count = slot("count")
+    let now = ContinuousClock.now
+    for message: BrokerMessage in [
+      .synced(key: "count", client: "client"),
+      .snapshot(key: "count", version: 1, lastWrite: 0, value: Data("0".utf8), writes: [:]),
+    ] {
+      if case .synced = message {
+        _ = count.handle(.connected(at: now))
+        _ = count.handle(.tick(at: now, instance: "run"))
+      }
+      _ = count.handle(.received(message, at: now, instance: "run"))
+    }
+    #expect(count.isSynced)
+    let seen = Mutex<[Int]>([])
+    storage.mutate(count, of: owner) { [storage, owner] value in
+      seen.withLock { $0.append(storage.value(count, of: owner)) }
+      value += 1
+    }
+    #expect(storage.value(count, of: owner) == 1)
+    let update = BrokerMessage.update(
+      key: "count", version: 2, client: "other", write: 1, value: Data("10".utf8))
+    _ = count.handle(.received(update, at: now, instance: "run"))
+    #expect(count.deliverUpdates())
+    #expect(storage.value(count, of: owner) == 11)
+    #expect(seen.withLock { $0 } == [0, 1])
   }
 }

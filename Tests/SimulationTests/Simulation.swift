@@ -252,7 +252,7 @@ final class Simulation {
       client.tags[key].append(tag)
       // As `ClientStorage.mutate` records it: run on the caller's side, recorded in the machine.
       let slot = client.channels[key]
-      slot.machine.catchUp()
+      slot.catchUp()
       var value = slot.machine.local
       value.counts[tag, default: 0] += 1
       slot.machine.record(value) { $0.counts[tag, default: 0] += 1 }
@@ -722,7 +722,7 @@ final class Simulation {
         return (x.instance!, x.version) < (y.instance!, y.version)
       }
       if let newest {
-        newest.channels[keyIndex].machine.catchUp()
+        newest.channels[keyIndex].catchUp()
         kept.formUnion(newest.channels[keyIndex].machine.confirmed.counts.keys)
       }
       for client in clients {
@@ -817,8 +817,10 @@ final class Simulation {
           }
         }
         if client.alive {
-          var machine = client.channels[keyIndex].machine
-          machine.catchUp()
+          // Brought up to date on a copy, leaving the client as the run left it.
+          let copy = KeySlot(client.channels[keyIndex].machine)
+          copy.catchUp()
+          let machine = copy.machine
           guard machine.local == tally else {
             throw failure(
               "\(client.id) shows \(machine.local.counts.count) mutations, the broker \(tally.counts.count)"

@@ -58,7 +58,7 @@ final class ClientStorage: @unchecked Sendable {
     _ body: @escaping @Sendable (inout Value) throws -> R
   ) rethrows -> (result: R, wake: Bool) {
     try lock.withLock {
-      let replaced = slot.machine.catchUp()
+      let replaced = slot.catchUp()
       SharedChangeTracker.current?.recordOldValue(replaced ?? slot.machine.local, of: reference)
       var value = slot.machine.local
       // Run here, not inside the machine, so that it may read shared values.
@@ -89,7 +89,7 @@ final class ClientStorage: @unchecked Sendable {
   /// Brings the key's value up to date; a test store's assertion starts from the value it
   /// replaced.
   private func catchUp<Value>(_ slot: KeySlot<Value>, of reference: AnyObject) {
-    if let replaced = slot.machine.catchUp() {
+    if let replaced = slot.catchUp() {
       SharedChangeTracker.current?.recordOldValue(replaced, of: reference)
     }
   }

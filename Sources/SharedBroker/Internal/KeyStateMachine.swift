@@ -10,7 +10,9 @@ import Foundation
 /// When another process's write arrives, or the broker rejects ours, the pending mutations are
 /// re-applied on the new confirmed value (a rebase). Other processes' values are decoded lazily:
 /// an update only records its bytes, and the decode and rebase happen when the value is read or
-/// once per batch the loop reads (``catchUp()``), so a burst costs one decode.
+/// once per batch the loop reads, so a burst costs one decode. The machine never runs a
+/// mutation itself: it hands a due rebase out (``rebaseDue()``) and takes the result back
+/// (``rebased(_:_:)``), so a mutation may read shared values, its own key's included.
 ///
 /// **The phases.** Per connection the key walks `probing → snapshotting → synced`: first it proves
 /// its subscription to the key's topic is in effect (`SYNC`, answered on the PUB socket by
@@ -27,9 +29,20 @@ import Foundation
 /// contended), and grows by one with every applied write.
 struct KeyStateMachine<Value: Sendable & Equatable> {
 
-  private struct Pending {
+  /// A mutation of the user's, kept until the broker confirms it.
+  struct Pending {
     let sequence: UInt64
     let mutation: @Sendable (inout Value) -> Void
+  }
+
+  /// What re-applying the pending mutations on a newer confirmed value needs.
+  struct Rebase {
+    /// The newest confirmed value.
+    let base: Value
+    /// The mutations to re-apply on it, in order.
+    let pending: [Pending]
+    /// The machine's state it was taken in, to tell a result that no longer applies.
+    fileprivate let stamp: (UInt64, UInt64)
   }
 
   private struct SentWrite {
@@ -48,7 +61,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   private let maxWindow: Int
 
   private(set) var phase = KeyPhase.idle
-  /// The local value: confirmed + pending, once brought up to date (``catchUp()``).
+  /// The local value: confirmed + pending, once brought up to date (``rebaseDue()``).
   private(set) var local: Value
   private(set) var loadError: (any Error)?
   private(set) var saveError: (any Error)?
@@ -128,7 +141,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   // MARK: - Events
 
   /// Records a mutation of the user's: `value` is what it made of the local value (brought up to
-  /// date first, ``catchUp()``), and it stays pending until confirmed. The caller ran it, outside
+  /// date first, ``rebaseDue()``), and it stays pending until confirmed. The caller ran it, outside
   /// the machine, so that it may read shared values, and tells the observers afterwards.
   mutating func record(_ value: Value, by mutation: @escaping @Sendable (inout Value) -> Void) {
     local = value
@@ -181,18 +194,38 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     return output
   }
 
-  /// Applies the updates received since the last call (``catchUp()``); returns whether the
-  /// observers must be told.
-  mutating func deliver() -> Bool {
-    catchUp()
-    return takeUnnotified()
+  /// Decodes the newest confirmed value, if one arrived; then, if the confirmed value changed
+  /// under pending mutations, returns what re-applying them needs. The caller runs them and
+  /// hands the result to ``rebased(_:_:)``.
+  mutating func rebaseDue() -> Rebase? {
+    decode()
+    guard needsRebase else { return nil }
+    return Rebase(base: confirmed, pending: pending, stamp: (nextSequence, version))
   }
 
-  /// Decodes the newest confirmed value and rebases the pending mutations on it, if either is
-  /// due; a changed local value is left for the next notification (``unnotified``). Returns the
-  /// local value it replaced, if it did (a test store's assertion starts from it).
-  @discardableResult
-  mutating func catchUp() -> Value? {
+  /// Takes a rebase's result. A changed local value is left for the next notification
+  /// (``unnotified``); returns the value it replaced, if it did (a test store's assertion
+  /// starts from it). A result that no longer applies (a mutation was recorded, or a newer
+  /// value confirmed, while it ran) is dropped, and the rebase stays due.
+  mutating func rebased(_ value: Value, _ rebase: Rebase) -> Value? {
+    guard rebase.stamp == (nextSequence, version), !hasUndecodedValue else { return nil }
+    needsRebase = false
+    guard value != local else { return nil }
+    defer { local = value }
+    unnotified = true
+    return local
+  }
+
+  /// Whether the local value changed without observers being told; they are about to be.
+  mutating func takeUnnotified() -> Bool {
+    defer { unnotified = false }
+    return unnotified
+  }
+
+  private var hasUndecodedValue: Bool { undecoded != nil }
+
+  /// Decodes the newest confirmed value, if one arrived.
+  private mutating func decode() {
     if let data = undecoded {
       undecoded = nil
       let hadError = loadError != nil
@@ -209,26 +242,12 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
       // Observers show the error next to the value: its coming and going is news to them too.
       if hadError != (loadError != nil) { unnotified = true }
     }
-    guard needsRebase else { return nil }
-    needsRebase = false
-    var value = confirmed
-    for mutation in pending { mutation.mutation(&value) }
-    guard value != local else { return nil }
-    defer { local = value }
-    unnotified = true
-    return local
   }
 
   /// Forgets being in sync until the next snapshot, which a ``KeyEvent/reload(at:instance:)``
   /// asks for (the caller's thread marks it at once, the loop asks when it next turns).
   mutating func markStale() {
     hasSnapshot = false
-  }
-
-  /// Whether the local value changed without observers being told; they are about to be.
-  private mutating func takeUnnotified() -> Bool {
-    defer { unnotified = false }
-    return unnotified
   }
 
   // MARK: - Messages
@@ -348,8 +367,8 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
         writers.record(writer, write: write)
       }
     }
+    // The pending mutations go on top of this value: the key's slot rebases after the event.
     needsRebase = true
-    catchUp()
   }
 
   /// Asks for the key's state: with `GET`, or, to a broker run other than the one that
@@ -383,7 +402,9 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
       guard now >= retry else { return output }
       retryAfter = nil
     }
-    catchUp()
+    // Computed on an older confirmed value, the local one would undo that value's writes; the
+    // slot rebases before a flush, and this write goes out once it did.
+    guard !needsRebase, undecoded == nil else { return output }
     let data: Data
     do {
       data = try codec.encode(local)
