@@ -299,6 +299,7 @@ let package = Package(
         "TestSupport",
         "Composable",
         .product(name: "Clocks", package: "swift-clocks"),
+        .product(name: "CustomDump", package: "swift-custom-dump"),
         .product(name: "DependenciesTestSupport", package: "swift-dependencies"),
       ],
       swiftSettings: settings
