@@ -25,7 +25,7 @@ extension Program where R == CounterApp {
         "p": .counter(.isPrimeButtonTapped),
       ],
       dismissAlert: { $0.counter.alert == nil ? nil : .counter(.alert(.dismiss)) },
-      alert: { $0.counter.alert?.title },
+      alert: { $0.counter.alert.map { String(state: $0.title) } },
       shared: { $0.$stats },
       connection: { $0.connection },
       screen: { state, stats, options in

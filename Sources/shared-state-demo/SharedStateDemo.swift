@@ -39,7 +39,9 @@ struct SharedStateDemo: AsyncParsableCommand {
     let store = Store(initialState: SharedStateFeature.State(stats: stats)) { SharedStateFeature() }
     let counter = store.scope(state: \.counter, action: \.counter)
     let profile = store.scope(state: \.profile, action: \.profile)
-    let counterView = counter.observe({ CounterLine(count: $0.stats.count, alert: $0.alert?.title) }) {
+    let counterView = counter.observe({
+      CounterLine(count: $0.stats.count, alert: $0.alert.map { String(state: $0.title) })
+    }) {
       print("counter │ count \($0.count)" + ($0.alert.map { "  alert: \($0)" } ?? ""))
     }
     let profileView = profile.observe(\.stats) {

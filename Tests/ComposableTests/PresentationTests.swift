@@ -46,9 +46,7 @@ import Testing
   @Test func replacingThePresentationCancelsTheOldOnesEffects() async {
     let (store, clock) = await storeWithTheFormOpen()
     await store.send(.deleteAllButtonTapped) {
-      $0.destination = .alert(
-        AlertState(title: "Delete all?", buttons: [AlertButton("Delete", action: .confirmDeletion)])
-      )
+      $0.destination = .alert(.deleteAll)
     }
     await clock.advance(by: .seconds(5))
   }
@@ -56,9 +54,7 @@ import Testing
   @Test func alertActionsReachTheParent() async {
     let store = TestStore(initialState: Inventory.State(items: ["Milk"])) { Inventory() }
     await store.send(.deleteAllButtonTapped) {
-      $0.destination = .alert(
-        AlertState(title: "Delete all?", buttons: [AlertButton("Delete", action: .confirmDeletion)])
-      )
+      $0.destination = .alert(.deleteAll)
     }
     // Answering an alert also dismisses it.
     await store.send(\.destination.alert.confirmDeletion) {

@@ -32,10 +32,7 @@ struct Inventory {
         state.destination = .addItem(ItemForm.State())
         return .none
       case .deleteAllButtonTapped:
-        state.destination = .alert(
-          AlertState(
-            title: "Delete all?", buttons: [AlertButton("Delete", action: .confirmDeletion)])
-        )
+        state.destination = .alert(.deleteAll)
         return .none
       case .destination(.presented(.addItem(.delegate(.save(let name))))):
         state.items.append(name)
@@ -52,6 +49,18 @@ struct Inventory {
 }
 
 extension Inventory.Destination.State: Equatable {}
+
+extension AlertState where Action == Inventory.Destination.Alert {
+  /// Asks before deleting every item.
+  static var deleteAll: Self {
+    AlertState {
+      TextState("Delete all?")
+    } actions: {
+      ButtonState(role: .destructive, action: .confirmDeletion) { TextState("Delete") }
+      ButtonState(role: .cancel) { TextState("Cancel") }
+    }
+  }
+}
 
 /// A presented form: a timer effect that runs while it is shown, and a save button that tells
 /// the parent and dismisses itself.
