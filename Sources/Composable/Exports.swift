@@ -3,4 +3,5 @@
 @_exported public import Dependencies
 @_exported public import IdentifiedCollections
 @_exported public import OpenCombine
+@_exported public import OrderedCollections
 @_exported public import Sharing

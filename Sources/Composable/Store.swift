@@ -41,8 +41,12 @@ public final class Store<State, Action> {
     withDependencies prepareDependencies: ((inout DependencyValues) -> Void)? = nil
   ) where R.State == State, R.Action == Action {
     // Through `withDependencies`, so that overriding a dependency that has no test value
-    // (`$0.numberFact.fetch = …`) is not reported as using it.
-    let dependencies = withDependencies { prepareDependencies?(&$0) } operation: {
+    // (`$0.numberFact.fetch = …`) is not reported as using it. Stack element ids count from 0
+    // in each store.
+    let dependencies = withDependencies {
+      $0.stackElementID = StackElementIDGenerator()
+      prepareDependencies?(&$0)
+    } operation: {
       DependencyValues._current
     }
     let (state, reducer) = DependencyValues.$_current.withValue(dependencies) {

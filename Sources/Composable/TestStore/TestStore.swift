@@ -64,8 +64,14 @@ public final class TestStore<State: Equatable, Action> {
       TestSupportLink.check()
     #endif
     // Through `withDependencies`, so that overriding a dependency that has no test value
-    // (`$0.numberFact.fetch = …`) is not reported as using it.
-    let dependencies = withDependencies(prepareDependencies) { DependencyValues._current }
+    // (`$0.numberFact.fetch = …`) is not reported as using it. Stack element ids count from 0
+    // in each store.
+    let dependencies = withDependencies {
+      $0.stackElementID = StackElementIDGenerator()
+      prepareDependencies(&$0)
+    } operation: {
+      DependencyValues._current
+    }
     let (initialState, reducer) = DependencyValues.$_current.withValue(dependencies) {
       (initialState(), reducer())
     }
