@@ -102,9 +102,16 @@ public struct IfLetReducer<Parent: Reducer, Child: Reducer>: Reducer {
   }
 }
 
-/// Identifies every effect of one optional child so dismissal can cancel them together.
+/// Identifies every effect of one optional child (or enum case) so that its dismissal can
+/// cancel them together.
+@usableFromInline
 struct ChildEffectsID: Hashable, @unchecked Sendable {
   let path: AnyKeyPath
+
+  @usableFromInline
+  init(path: AnyKeyPath) {
+    self.path = path
+  }
 }
 
 /// Where a reducer was built, for issues reported at run time.
