@@ -75,3 +75,17 @@ public macro ObservationStateIgnored() =
 @attached(accessor, names: named(init), named(get), named(set))
 @attached(peer, names: prefixed(`$`), prefixed(_))
 public macro Presents() = #externalMacro(module: "ComposableMacros", type: "PresentsMacro")
+
+/// Lets a view send its feature's view actions without spelling `.view(…)`: conforms the type,
+/// which holds a `store`, to ``ViewActionSending``.
+///
+/// ```swift
+/// @ViewAction(for: Login.self)
+/// struct LoginView {
+///   let store: StoreOf<Login>
+///   func logIn() { send(.loginButtonTapped) }   // store.send(.view(.loginButtonTapped))
+/// }
+/// ```
+@attached(extension, conformances: ViewActionSending)
+public macro ViewAction<R: Reducer>(for: R.Type) =
+  #externalMacro(module: "ComposableMacros", type: "ViewActionMacro")

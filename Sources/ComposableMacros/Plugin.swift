@@ -10,5 +10,6 @@ struct ComposableMacrosPlugin: CompilerPlugin {
     ObservationStateTrackedMacro.self,
     ObservationStateIgnoredMacro.self,
     PresentsMacro.self,
+    ViewActionMacro.self,
   ]
 }
