@@ -11,6 +11,16 @@ where State: CaseReducerState, Body: Reducer, Body.State == State, Body.Action =
   /// The reducer of every case, scoped to it.
   @ReducerBuilder<State, Action>
   static var body: Body { get }
+
+  /// An enum with a case per case of the reducer, holding a store of it (or, for an alert, its
+  /// state); what `store.case` returns.
+  associatedtype CaseScope
+
+  /// The case a store of this enum is in, with a store scoped to it.
+  ///
+  /// - Parameter store: A store of the enum.
+  /// - Returns: The current case.
+  @MainActor static func scope(_ store: Store<State, Action>) -> CaseScope
 }
 
 extension CaseReducer {
@@ -22,4 +32,18 @@ extension CaseReducer {
 public protocol CaseReducerState {
   /// The `@Reducer enum` this is the state of.
   associatedtype StateReducer: CaseReducer where StateReducer.State == Self
+}
+
+extension Store where State: CaseReducerState, State.StateReducer.Action == Action {
+  /// The case the state is in, with a store scoped to it, for a `@Reducer enum`'s store:
+  ///
+  /// ```swift
+  /// switch store.case {
+  /// case .counter(let store): render(counter: store)
+  /// case .detail(let store): render(detail: store)
+  /// }
+  /// ```
+  public var `case`: State.StateReducer.CaseScope {
+    State.StateReducer.scope(self)
+  }
 }

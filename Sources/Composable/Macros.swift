@@ -20,6 +20,7 @@
 /// On an enum whose cases each hold a reducer, it builds the destination pattern: `State` and
 /// `Action` enums with one case per reducer, and a `body` that runs the reducer of the current
 /// case. A case holding `AlertState<Alert>` has that alert as state and `Alert` as action.
+/// `store.case` then tells which case a store of the enum is in, with a store for it.
 ///
 /// ```swift
 /// @Reducer
@@ -29,7 +30,9 @@
 ///   enum Alert { case confirmDeletion }
 /// }
 /// ```
-@attached(member, names: named(State), named(Action), named(body))
+@attached(
+  member, names: named(State), named(Action), named(body), named(CaseScope), named(scope)
+)
 @attached(memberAttribute)
 @attached(extension, conformances: Reducer, CaseReducer)
 public macro Reducer() = #externalMacro(module: "ComposableMacros", type: "ReducerMacro")

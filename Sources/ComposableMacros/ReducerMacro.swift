@@ -251,7 +251,38 @@ private struct DestinationEnum {
       }
       """
     )
+    members += caseScope
     return members
+  }
+
+  /// `store.case`: an enum with a case per case, holding a store scoped to the reducer's case
+  /// (or the alert's state), and the function that makes it.
+  private var caseScope: [DeclSyntax] {
+    let access = declaration.accessPrefix
+    let scopeCases = cases.map {
+      "case \($0.name)(\($0.isReducer ? "Composable.StoreOf<\($0.type)>" : "\($0.type)"))"
+    }
+    let switchCases = cases.map { scopeCase -> String in
+      let name = scopeCase.name
+      guard scopeCase.isReducer else { return "case let .\(name)(state): return .\(name)(state)" }
+      let store = "store.scope(state: \\State.\(name), action: \\Action.Cases.\(name))!"
+      return "case .\(name): return .\(name)(\(store))"
+    }
+    return [
+      """
+      \(raw: access)enum CaseScope {
+        \(raw: scopeCases.joined(separator: "\n"))
+      }
+      """,
+      """
+      @MainActor
+      \(raw: access)static func scope(_ store: Composable.Store<Self.State, Self.Action>) -> CaseScope {
+        switch store.state {
+        \(raw: switchCases.joined(separator: "\n"))
+        }
+      }
+      """,
+    ]
   }
 }
 

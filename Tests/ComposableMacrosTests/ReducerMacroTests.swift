@@ -160,6 +160,24 @@ struct ReducerMacroTests {
             Forms.EditFeature()
           }
         }
+
+        enum CaseScope {
+          case detail(Composable.StoreOf<DetailFeature>)
+          case edit(Composable.StoreOf<Forms.EditFeature>)
+          case alert(AlertState<Alert>)
+        }
+
+        @MainActor
+        static func scope(_ store: Composable.Store<Self.State, Self.Action>) -> CaseScope {
+          switch store.state {
+          case .detail:
+            return .detail(store.scope(state: \State.detail, action: \Action.Cases.detail)!)
+          case .edit:
+            return .edit(store.scope(state: \State.edit, action: \Action.Cases.edit)!)
+          case let .alert(state):
+            return .alert(state)
+          }
+        }
       }
 
       extension Destination: Composable.CaseReducer, Composable.Reducer {
