@@ -29,13 +29,7 @@ extension IdentifiedAction: CasePathable {
 
     /// The actions of the element with id `id`: `\.episodes[id: id].favorite`.
     public subscript(id id: ID) -> AnyCasePath<IdentifiedAction, Action> {
-      AnyCasePath(
-        embed: { .element(id: id, action: $0) },
-        extract: {
-          guard case .element(let elementID, let action) = $0, elementID == id else { return nil }
-          return action
-        }
-      )
+      .element(id: id, of: element)
     }
   }
 

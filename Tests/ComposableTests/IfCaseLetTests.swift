@@ -9,19 +9,19 @@ private struct Session {
   @ObservableState
   @CasePathable
   enum State: Equatable {
-    case loggedIn(Clock.State)
+    case loggedIn(Ticker.State)
     case loggedOut
   }
   enum Action {
     case logInTapped
     case logOutTapped
-    case loggedIn(Clock.Action)
+    case loggedIn(Ticker.Action)
   }
   var body: some ReducerOf<Self> {
     Reduce { state, action in
       switch action {
       case .logInTapped:
-        state = .loggedIn(Clock.State())
+        state = .loggedIn(Ticker.State())
       case .logOutTapped:
         state = .loggedOut
       case .loggedIn:
@@ -29,28 +29,7 @@ private struct Session {
       }
       return .none
     }
-    .ifCaseLet(\.loggedIn, action: \.loggedIn) { Clock() }
-  }
-
-  @Reducer
-  struct Clock {
-    @ObservableState
-    struct State: Equatable { var ticks = 0 }
-    enum Action { case start, tick }
-    @Dependency(\.continuousClock) var clock
-    var body: some ReducerOf<Self> {
-      Reduce { state, action in
-        switch action {
-        case .start:
-          return .run { send in
-            for await _ in clock.timer(interval: .seconds(1)) { await send(.tick) }
-          }
-        case .tick:
-          state.ticks += 1
-          return .none
-        }
-      }
-    }
+    .ifCaseLet(\.loggedIn, action: \.loggedIn) { Ticker() }
   }
 }
 
@@ -63,10 +42,10 @@ private struct Session {
     } withDependencies: {
       $0.continuousClock = clock
     }
-    await store.send(.logInTapped) { $0 = .loggedIn(Session.Clock.State()) }
-    await store.send(\.loggedIn.start)
+    await store.send(.logInTapped) { $0 = .loggedIn(Ticker.State()) }
+    await store.send(\.loggedIn.task)
     await clock.advance(by: .seconds(1))
-    await store.receive(\.loggedIn.tick) { $0 = .loggedIn(Session.Clock.State(ticks: 1)) }
+    await store.receive(\.loggedIn.tick) { $0 = .loggedIn(Ticker.State(ticks: 1)) }
     await store.send(.logOutTapped) { $0 = .loggedOut }
     await clock.advance(by: .seconds(5))
   }

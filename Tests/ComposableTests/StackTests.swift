@@ -19,7 +19,7 @@ private struct Navigator {
   @Reducer
   enum Path {
     case counter(StackCounter)
-    case timer(StackTimer)
+    case timer(Ticker)
   }
   var body: some ReducerOf<Self> {
     Reduce { state, action in
@@ -28,7 +28,7 @@ private struct Navigator {
         state.path.append(.counter(StackCounter.State()))
         return .none
       case .showTimerTapped:
-        state.path.append(.timer(StackTimer.State()))
+        state.path.append(.timer(Ticker.State()))
         return .none
       case .path(.element(id: _, action: .counter(.delegate(.saved(let count))))):
         state.log.append("saved \(count)")
@@ -73,28 +73,6 @@ private struct StackCounter {
   }
 }
 
-/// A screen with a timer that runs while it is on the stack.
-@Reducer
-private struct StackTimer {
-  @ObservableState
-  struct State: Equatable { var secondsElapsed = 0 }
-  enum Action { case task, tick }
-  @Dependency(\.continuousClock) var clock
-  var body: some ReducerOf<Self> {
-    Reduce { state, action in
-      switch action {
-      case .task:
-        return .run { send in
-          for await _ in clock.timer(interval: .seconds(1)) { await send(.tick) }
-        }
-      case .tick:
-        state.secondsElapsed += 1
-        return .none
-      }
-    }
-  }
-}
-
 @MainActor
 @Suite(.mainSerialExecutor) struct StackTests {
   @Test func screensArePushedAndDrivenByCaseKeyPath() async {
@@ -103,13 +81,13 @@ private struct StackTimer {
     await store.send(\.path[id: 0].counter.incrementTapped) {
       $0.path[id: 0, case: \.counter]?.count = 1
     }
-    await store.send(.showTimerTapped) { $0.path.append(.timer(StackTimer.State())) }
+    await store.send(.showTimerTapped) { $0.path.append(.timer(Ticker.State())) }
     #expect(store.state.path.ids == [0, 1])
   }
 
   @Test func dismissFromAScreenPopsIt() async {
     let store = TestStore(initialState: Navigator.State()) { Navigator() }
-    await store.send(.showTimerTapped) { $0.path.append(.timer(StackTimer.State())) }
+    await store.send(.showTimerTapped) { $0.path.append(.timer(Ticker.State())) }
     await store.send(.showCounterTapped) { $0.path.append(.counter(StackCounter.State())) }
     await store.send(\.path[id: 1].counter.saveTapped)
     await store.receive(\.path[id: 1].counter.delegate.saved, 0) { $0.log = ["saved 0"] }
@@ -124,11 +102,11 @@ private struct StackTimer {
     } withDependencies: {
       $0.continuousClock = clock
     }
-    await store.send(.showTimerTapped) { $0.path.append(.timer(StackTimer.State())) }
+    await store.send(.showTimerTapped) { $0.path.append(.timer(Ticker.State())) }
     await store.send(\.path[id: 0].timer.task)
     await clock.advance(by: .seconds(1))
     await store.receive(\.path[id: 0].timer.tick) {
-      $0.path[id: 0, case: \.timer]?.secondsElapsed = 1
+      $0.path[id: 0, case: \.timer]?.ticks = 1
     }
     await store.send(.path(.popFrom(id: 0))) { $0.path = [] }
     // The timer ended with the screen: time passing sends nothing, and nothing is in flight.
@@ -140,7 +118,7 @@ private struct StackTimer {
     await store.send(.path(.push(id: 0, state: .counter(StackCounter.State())))) {
       $0.path[id: 0] = .counter(StackCounter.State())
     }
-    await store.send(.showTimerTapped) { $0.path.append(.timer(StackTimer.State())) }
+    await store.send(.showTimerTapped) { $0.path.append(.timer(Ticker.State())) }
     #expect(store.state.path.ids == [0, 1])
   }
 
@@ -171,12 +149,12 @@ private struct StackTimer {
     let store = TestStore(initialState: Navigator.State()) { Navigator() }
     await store.send(.showCounterTapped) { $0.path.append(.counter(StackCounter.State())) }
     await withKnownIssue {
-      await store.send(.path(.push(id: 0, state: .timer(StackTimer.State()))))
+      await store.send(.path(.push(id: 0, state: .timer(Ticker.State()))))
     } matching: { issue in
       issue.description.contains("already contains (id: #0)")
     }
     await withKnownIssue {
-      await store.send(.path(.push(id: 7, state: .timer(StackTimer.State()))))
+      await store.send(.path(.push(id: 7, state: .timer(Ticker.State()))))
     } matching: { issue in
       issue.description.contains("expected #1 or earlier, received #7")
     }

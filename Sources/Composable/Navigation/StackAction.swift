@@ -60,13 +60,7 @@ extension StackAction: CasePathable {
     /// The actions of the element with id `id`; through it, `\.path[id: 0].detail.save` is a
     /// case key path.
     public subscript(id id: StackElementID) -> AnyCasePath<StackAction, Action> {
-      AnyCasePath(
-        embed: { .element(id: id, action: $0) },
-        extract: {
-          guard case .element(let elementID, let action) = $0, elementID == id else { return nil }
-          return action
-        }
-      )
+      .element(id: id, of: element)
     }
   }
 
