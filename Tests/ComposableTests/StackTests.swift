@@ -64,7 +64,7 @@ private struct StackCounter {
         state.count += 1
         return .none
       case .saveTapped:
-        return .run { [count = state.count] send in
+        return .run { [count = state.count, dismiss] send in
           await send(.delegate(.saved(count)))
           await dismiss()
         }

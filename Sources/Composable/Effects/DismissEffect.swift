@@ -10,10 +10,14 @@ internal import IssueReporting
 ///   return .run { _ in await dismiss() }
 /// ```
 ///
-/// It sends `.dismiss` to the parent's ``PresentationAction`` case, which removes the child and
-/// cancels its effects, so nothing after the call runs.
+/// It sends `.dismiss` to the parent's ``PresentationAction`` case (or `.popFrom(id:)` to its
+/// ``StackAction`` case), which removes the child and cancels its effects, so nothing after the
+/// call runs.
 public struct DismissEffect: Sendable {
-  let dismiss: (@MainActor @Sendable () -> Void)?
+  /// How the presented (or pushed) feature whose effect is running is dismissed. A task local
+  /// rather than a value of the dependency, so that a `DismissEffect` captured when the reducer
+  /// ran (`.run { [dismiss] _ in await dismiss() }`) works too, as in TCA.
+  @TaskLocal static var ofRunningEffect: (@MainActor @Sendable () -> Void)?
 
   /// Dismisses the presented feature.
   public func callAsFunction(
@@ -22,11 +26,12 @@ public struct DismissEffect: Sendable {
     line: UInt = #line,
     column: UInt = #column
   ) async {
-    guard let dismiss else {
+    guard let dismiss = Self.ofRunningEffect else {
       reportIssue(
         """
         "dismiss" was called from an effect of a feature that is not presented with \
-        "ifLet(\\.$destination, action: \\.destination)". Nothing was dismissed.
+        "ifLet(\\.$destination, action: \\.destination)" nor pushed with \
+        "forEach(\\.path, action: \\.path)". Nothing was dismissed.
         """,
         fileID: fileID, filePath: filePath, line: line, column: column
       )
@@ -45,12 +50,12 @@ extension DependencyValues {
 }
 
 private enum DismissEffectKey: DependencyKey {
-  static let liveValue = DismissEffect(dismiss: nil)
-  static let testValue = DismissEffect(dismiss: nil)
+  static let liveValue = DismissEffect()
+  static let testValue = DismissEffect()
 }
 
 extension Effect {
-  /// Gives the work of this effect a `dismiss` dependency that sends `dismissAction`.
+  /// Lets the work of this effect dismiss its feature: `dismiss()` in it sends `dismissAction`.
   func dismissing(with dismissAction: Action) -> Self {
     Self(operation: operation.dismissing(with: UncheckedSendable(dismissAction)))
   }
@@ -63,9 +68,7 @@ extension Effect.Operation {
       return self
     case .run(let priority, let operation):
       return .run(priority) { send in
-        await withDependencies {
-          $0.dismiss = DismissEffect { send(action.value) }
-        } operation: {
+        await DismissEffect.$ofRunningEffect.withValue({ send(action.value) }) {
           await operation(send)
         }
       }
