@@ -19,6 +19,10 @@ run_tests() {
   env "$@" "$SWIFT" test --skip-build > "$log" 2>&1
 }
 
+# SwiftPM caches the source list of a path dependency: a file added to SharedMirror since the
+# consumer's last build would be missing from it.
+find .build -name description.json -delete 2>/dev/null
+
 # Run 1. IssueReporting would load a libIssueReportingTestSupport.so that merely lies in the
 # build folder (left by run 2 of an earlier check), which would hide a missing link: the folder
 # must not hold one.
