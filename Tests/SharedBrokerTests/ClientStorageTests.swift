@@ -40,7 +40,7 @@ import Testing
 
   @Test func aMutationMayReadSharedValuesItsOwnIncluded() {
     let (count, total) = (slot("count"), slot("total"))
-    storage.mutate(count, of: owner) { $0 = 3 }
+    _ = storage.mutate(count, of: owner) { $0 = 3 }
     let totalSlot = total
     let read = storage.mutate(total, of: owner) { [storage, owner] value in
       value = storage.value(count, of: owner) + storage.value(totalSlot, of: owner) + 1
@@ -52,7 +52,7 @@ import Testing
 
   @Test func aReadingHasTheValueAndItsErrorsAtOnce() {
     let count = slot("count")
-    storage.mutate(count, of: owner) { $0 = 7 }
+    _ = storage.mutate(count, of: owner) { $0 = 7 }
     let reading = storage.reading(count, of: owner)
     #expect(reading.value == 7)
     #expect(reading.isLoading)
@@ -79,7 +79,7 @@ extension ClientStorageTests {
     }
     #expect(count.isSynced)
     let seen = Mutex<[Int]>([])
-    storage.mutate(count, of: owner) { [storage, owner] value in
+    _ = storage.mutate(count, of: owner) { [storage, owner] value in
       seen.withLock { $0.append(storage.value(count, of: owner)) }
       value += 1
     }
