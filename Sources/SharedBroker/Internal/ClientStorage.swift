@@ -21,9 +21,8 @@ final class ClientStorage: @unchecked Sendable {
   private var actions = ClientActions()
   /// The I/O thread was woken for work it has not taken yet: more work needs no other wake-up.
   private var woken = false
-  /// The reference of each key, by name, and the same by the machine's index of the key.
+  /// The reference of each key (the machine names a changed key by its index).
   private var references: [String: any KeyReference] = [:]
-  private var observers: [any KeyReference] = []
 
   init(machine: ClientStateMachine) {
     self.machine = machine
@@ -40,12 +39,7 @@ final class ClientStorage: @unchecked Sendable {
       if let existing = references[key] as? BrokerReference<Value> { return (existing, false) }
       let reference = make(self)
       references[key] = reference
-      let index = machine.add(reference.slot, at: .now, &actions)
-      if index < observers.count {
-        observers[index] = reference
-      } else {
-        observers.append(reference)
-      }
+      machine.add(reference.slot, at: .now, &actions)
       return (reference, wakeOnce())
     }
   }
@@ -157,7 +151,6 @@ final class ClientStorage: @unchecked Sendable {
   func close() {
     lock.withLock {
       references = [:]
-      observers = []
     }
   }
 
@@ -165,7 +158,7 @@ final class ClientStorage: @unchecked Sendable {
   func tellObservers(_ indices: [Int]) {
     guard !indices.isEmpty else { return }
     let observers = lock.withLock {
-      indices.compactMap { $0 < self.observers.count ? self.observers[$0] : nil }
+      indices.compactMap { references[machine.channels.keys[$0]] }
     }
     for observer in observers { observer.changed() }
   }
