@@ -1,5 +1,5 @@
-public import Foundation
 internal import AsyncHTTPClient
+public import Foundation
 package import NIOCore
 internal import NIOHTTP1
 internal import NIOPosix
@@ -133,7 +133,8 @@ public final class EtcdClient: Sendable {
           create_revision: $0.target == "CREATE" ? String($0.revision) : nil)
       },
       success: requests(success), failure: requests(failure))
-    return call("/v3/kv/txn", request, as: TransactionAnswer.Answer.self).flatMapThrowing { answer in
+    return call("/v3/kv/txn", request, as: TransactionAnswer.Answer.self).flatMapThrowing {
+      answer in
       TransactionResult(
         revision: answer.header.revisionNumber, succeeded: answer.succeeded ?? false,
         ranges: try (answer.responses ?? []).compactMap { try $0.response_range?.keyValues() })
@@ -144,7 +145,9 @@ public final class EtcdClient: Sendable {
   ///
   /// The stream ends with an error when the connection is cut (resume from the last batch's
   /// revision + 1) or with ``EtcdError/compacted(revision:)`` when `revision` is no longer kept.
-  public func watch(prefix: Data, from revision: Int64) -> AsyncThrowingStream<EtcdWatchBatch, any Error> {
+  public func watch(prefix: Data, from revision: Int64) -> AsyncThrowingStream<
+    EtcdWatchBatch, any Error
+  > {
     let (batches, continuation) = AsyncThrowingStream<EtcdWatchBatch, any Error>.makeStream()
     let task = Task { [self] in
       do {
@@ -163,7 +166,8 @@ public final class EtcdClient: Sendable {
             if let batch = try Self.watchBatch(line) { continuation.yield(batch) }
           }
         }
-        continuation.finish(throwing: EtcdError.unreachable(endpoints: endpoints, reason: "watch closed"))
+        continuation.finish(
+          throwing: EtcdError.unreachable(endpoints: endpoints, reason: "watch closed"))
       } catch {
         continuation.finish(throwing: error)
       }
@@ -185,21 +189,23 @@ public final class EtcdClient: Sendable {
     } catch {
       return eventLoop.makeFailedFuture(error)
     }
-    return attempt(path, payload, from: preferred.load(ordering: .relaxed), tried: 0, reason: "", on: eventLoop)
-      .flatMapThrowing { response in
-        let data = response.body.map { Data($0.readableBytesView) } ?? Data()
-        guard response.status == .ok else {
-          let message = (try? JSONDecoder().decode(GatewayError.self, from: data))?.message
-          throw EtcdError.refused(
-            status: Int(response.status.code),
-            message: message ?? String(decoding: data, as: UTF8.self))
-        }
-        do {
-          return try JSONDecoder().decode(Answer.self, from: data)
-        } catch {
-          throw EtcdError.malformed("\(path): \(error)")
-        }
+    return attempt(
+      path, payload, from: preferred.load(ordering: .relaxed), tried: 0, reason: "", on: eventLoop
+    )
+    .flatMapThrowing { response in
+      let data = response.body.map { Data($0.readableBytesView) } ?? Data()
+      guard response.status == .ok else {
+        let message = (try? JSONDecoder().decode(GatewayError.self, from: data))?.message
+        throw EtcdError.refused(
+          status: Int(response.status.code),
+          message: message ?? String(decoding: data, as: UTF8.self))
       }
+      do {
+        return try JSONDecoder().decode(Answer.self, from: data)
+      } catch {
+        throw EtcdError.malformed("\(path): \(error)")
+      }
+    }
   }
 
   /// Sends to the member at `index`, then to each next one in turn while they cannot be reached
@@ -226,25 +232,30 @@ public final class EtcdClient: Sendable {
         reason: Self.joined(reason, "\(endpoint): \(failure)"), on: eventLoop)
     }
     // The next member's failure is not this one's: it already names every member tried.
-    return http.execute(request: request, deadline: .now() + .nanoseconds(Self.nanoseconds(requestTimeout)))
-      .map { Result<HTTPClient.Response, any Error>.success($0) }
-      .recover { .failure($0) }
-      .flatMap { result in
-        switch result {
-        case .success(let response) where response.status == .serviceUnavailable
-          && tried < self.endpoints.count - 1:
-          return next("no leader")
-        case .success(let response):
-          self.preferred.store(index % self.endpoints.count, ordering: .relaxed)
-          return eventLoop.makeSucceededFuture(response)
-        case .failure(let error):
-          return next(Self.describe(error))
-        }
+    return http.execute(
+      request: request, deadline: .now() + .nanoseconds(Self.nanoseconds(requestTimeout))
+    )
+    .map { Result<HTTPClient.Response, any Error>.success($0) }
+    .recover { .failure($0) }
+    .flatMap { result in
+      switch result {
+      case .success(let response)
+      where response.status == .serviceUnavailable
+        && tried < self.endpoints.count - 1:
+        return next("no leader")
+      case .success(let response):
+        self.preferred.store(index % self.endpoints.count, ordering: .relaxed)
+        return eventLoop.makeSucceededFuture(response)
+      case .failure(let error):
+        return next(Self.describe(error))
       }
+    }
   }
 
   /// Opens a streaming request (a watch) on the first member that answers.
-  private func stream<Body: Encodable>(_ path: String, _ body: Body) async throws -> HTTPClientResponse {
+  private func stream<Body: Encodable>(_ path: String, _ body: Body) async throws
+    -> HTTPClientResponse
+  {
     let payload = try JSONEncoder().encode(body)
     let first = preferred.load(ordering: .relaxed)
     var reason = ""
@@ -331,7 +342,9 @@ public final class EtcdClient: Sendable {
     if result.canceled == true {
       throw EtcdError.refused(status: 500, message: result.cancel_reason ?? "watch canceled")
     }
-    let changes = try (result.events ?? []).filter { $0.type != "DELETE" }.map { try $0.kv.keyValue() }
+    let changes = try (result.events ?? []).filter { $0.type != "DELETE" }.map {
+      try $0.kv.keyValue()
+    }
     return EtcdWatchBatch(revision: result.header.revisionNumber, changes: changes)
   }
 }

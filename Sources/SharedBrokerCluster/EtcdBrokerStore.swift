@@ -2,8 +2,8 @@ public import Etcd
 public import Foundation
 public import Logging
 import Metrics
-public import SharedBroker
 internal import NIOCore
+public import SharedBroker
 import Synchronization
 
 /// The store that several brokers share through etcd: one etcd key per shared key, holding the
@@ -99,7 +99,8 @@ public final class EtcdBrokerStore: BrokerCluster {
   /// - Returns: `nil` when the text is not such a URL.
   public static func endpoints(fromStore text: String) -> [String]? {
     guard text.hasPrefix("etcd://") else { return nil }
-    let members = text.dropFirst("etcd://".count).split(separator: ",", omittingEmptySubsequences: false)
+    let members = text.dropFirst("etcd://".count).split(
+      separator: ",", omittingEmptySubsequences: false)
     guard !members.isEmpty else { return nil }
     var endpoints: [String] = []
     for member in members {
@@ -160,7 +161,8 @@ public final class EtcdBrokerStore: BrokerCluster {
         let current = result.ranges.first?.first
         completion(
           .success(
-            .changed(current.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) })))
+            .changed(current.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) }))
+        )
       case .failure(let error):
         heard(error)
         completion(.failure(error))
@@ -204,7 +206,10 @@ public final class EtcdBrokerStore: BrokerCluster {
         for try await batch in etcd.watch(prefix: keysPrefix, from: next) {
           let changes = batch.changes.compactMap { keyValue in
             sharedKey(keyValue.key).map {
-              (key: $0, record: BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision))
+              (
+                key: $0,
+                record: BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision)
+              )
             }
           }
           // Only delivered changes move the resume point: a batch's header revision may be ahead
@@ -213,18 +218,25 @@ public final class EtcdBrokerStore: BrokerCluster {
           if !changes.isEmpty { deliver(changes) }
         }
       } catch EtcdError.compacted(let revision) {
-        logger.warning("etcd compacted the watched history; reading every key again", metadata: ["revision": "\(revision)"])
+        logger.warning(
+          "etcd compacted the watched history; reading every key again",
+          metadata: ["revision": "\(revision)"])
         if let (current, keyValues) = try? await etcd.range(keysPrefix, prefix: true) {
-          deliver(keyValues.compactMap { keyValue in
-            sharedKey(keyValue.key).map {
-              (key: $0, record: BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision))
-            }
-          })
+          deliver(
+            keyValues.compactMap { keyValue in
+              sharedKey(keyValue.key).map {
+                (
+                  key: $0,
+                  record: BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision)
+                )
+              }
+            })
           next = current + 1
         }
       } catch {
         if Task.isCancelled { return }
-        logger.debug("etcd watch cut; resuming", metadata: ["revision": "\(next)", "error": "\(error)"])
+        logger.debug(
+          "etcd watch cut; resuming", metadata: ["revision": "\(next)", "error": "\(error)"])
       }
       try? await Task.sleep(for: .milliseconds(200))
     }

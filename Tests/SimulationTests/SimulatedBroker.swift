@@ -57,7 +57,8 @@ final class SimulatedBroker {
   }
 
   /// What a commit's outcome makes the broker send.
-  func committed(_ token: UInt64, _ outcome: BrokerMachine.CommitOutcome) -> [BrokerMachine.Action] {
+  func committed(_ token: UInt64, _ outcome: BrokerMachine.CommitOutcome) -> [BrokerMachine.Action]
+  {
     machine.committed(token, outcome, into: &actions)
     return carryOut()
   }
@@ -65,7 +66,8 @@ final class SimulatedBroker {
   /// What the watch's changes make the broker send.
   func watched(_ changes: [(key: String, stored: StoredRecord)]) -> [BrokerMachine.Action] {
     // As the cluster driver does: its own commits, echoed, are left out.
-    machine.watched(changes.filter { $0.stored.revision > machine.revision(of: $0.key) }, into: &actions)
+    machine.watched(
+      changes.filter { $0.stored.revision > machine.revision(of: $0.key) }, into: &actions)
     return carryOut()
   }
 

@@ -40,7 +40,9 @@ final class SimulatedEtcd {
   /// the puts since, or, when they were compacted away, every key as it is.
   func changes(from next: Int64) -> (changes: [(key: String, stored: StoredRecord)], next: Int64) {
     guard next >= compacted else {
-      let all = records.sorted { $0.value.revision < $1.value.revision }.map { (key: $0.key, stored: $0.value) }
+      let all = records.sorted { $0.value.revision < $1.value.revision }.map {
+        (key: $0.key, stored: $0.value)
+      }
       return (all, revision + 1)
     }
     let start = history.firstIndex { $0.stored.revision >= next } ?? history.endIndex

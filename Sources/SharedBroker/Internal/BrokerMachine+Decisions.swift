@@ -76,7 +76,8 @@ extension BrokerMachine {
               value: working?.value ?? Data(), writes: working?.writes(after: base) ?? [:]))
           continue
         }
-        let applied = BrokerEntry.Applied(version: version + 1, client: request.client, write: write)
+        let applied = BrokerEntry.Applied(
+          version: version + 1, client: request.client, write: write)
         change(.applied(applied, value))
         if backend == .log {
           log.append(
@@ -129,7 +130,8 @@ extension BrokerMachine {
         batch.adopted += 1
         batch.releases.append(.report(.adopted(key: key, origin: origin)))
         batch.releases.append(
-          .publish(.update(key: key, version: version, client: request.client, write: 0, value: value)))
+          .publish(
+            .update(key: key, version: version, client: request.client, write: 0, value: value)))
         answer(snapshot())
       }
     }

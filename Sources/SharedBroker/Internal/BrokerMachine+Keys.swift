@@ -211,7 +211,8 @@ extension BrokerMachine {
     startBatch(key, into: &actions)
   }
 
-  private mutating func release(_ batch: inout Batch, on key: String, into actions: inout [Action]) {
+  private mutating func release(_ batch: inout Batch, on key: String, into actions: inout [Action])
+  {
     statistics.writesApplied += batch.applied
     statistics.writesRejected += batch.rejected
     statistics.seedsAdopted += batch.adopted

@@ -294,7 +294,9 @@ struct BrokerMachine {
   func revision(of key: String) -> Int64 { keys[key]?.revision ?? 0 }
 
   /// Takes what other brokers of the cluster stored, in the store's order, and publishes it.
-  mutating func watched(_ changes: [(key: String, stored: StoredRecord)], into actions: inout [Action]) {
+  mutating func watched(
+    _ changes: [(key: String, stored: StoredRecord)], into actions: inout [Action]
+  ) {
     for change in changes {
       guard keys[change.key]?.flight == nil else {
         // Published once the key's own commit is answered, so versions go out in order.
@@ -325,7 +327,8 @@ struct BrokerMachine {
     }
     let written = BrokerMessage.writeFields(of: Array(frames))
     replies.reply(
-      .error(code: error.code, message: error.description, key: written?.key, write: written?.write),
+      .error(
+        code: error.code, message: error.description, key: written?.key, write: written?.write),
       to: peer, into: &actions)
   }
 

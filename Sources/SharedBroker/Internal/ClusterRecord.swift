@@ -37,7 +37,10 @@ struct ClusterRecord: Codable, Equatable {
     var count: UInt64
 
     enum CodingKeys: String, CodingKey {
-      case client = "c", version = "v", write = "w", count = "n"
+      case client = "c"
+      case version = "v"
+      case write = "w"
+      case count = "n"
     }
 
     static func runs(of applied: [BrokerEntry.Applied]) -> [WriteRun] {
@@ -48,14 +51,17 @@ struct ClusterRecord: Codable, Equatable {
         {
           runs[runs.count - 1].count += 1
         } else {
-          runs.append(WriteRun(client: write.client, version: write.version, write: write.write, count: 1))
+          runs.append(
+            WriteRun(client: write.client, version: write.version, write: write.write, count: 1))
         }
       }
       return runs
     }
 
     var applied: some Collection<BrokerEntry.Applied> {
-      (0..<count).lazy.map { BrokerEntry.Applied(version: version + $0, client: client, write: write + $0) }
+      (0..<count).lazy.map {
+        BrokerEntry.Applied(version: version + $0, client: client, write: write + $0)
+      }
     }
   }
 }
@@ -87,10 +93,14 @@ extension ClusterRecord {
       return
     }
     let start = data.startIndex + 5
-    guard data.count >= 5 else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a record cut short")) }
+    guard data.count >= 5 else {
+      throw DecodingError.dataCorrupted(
+        .init(codingPath: [], debugDescription: "a record cut short"))
+    }
     let length = data[data.startIndex + 1..<start].reduce(0) { $0 << 8 | Int($1) }
     guard data.count - 5 >= length else {
-      throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "a record cut short"))
+      throw DecodingError.dataCorrupted(
+        .init(codingPath: [], debugDescription: "a record cut short"))
     }
     self = try JSONDecoder().decode(ClusterRecord.self, from: data[start..<start + length])
     entry.value = Data(data[(start + length)...])
@@ -101,7 +111,9 @@ extension ClusterRecord {
         runs.allSatisfy({ $0.count <= UInt64.max - max($0.version, $0.write) })
       else {
         throw DecodingError.dataCorrupted(
-          .init(codingPath: [], debugDescription: "a record with more recent writes than a broker keeps"))
+          .init(
+            codingPath: [], debugDescription: "a record with more recent writes than a broker keeps"
+          ))
       }
       entry.recent = runs.flatMap(\.applied)
       recentRuns = nil
