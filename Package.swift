@@ -137,8 +137,13 @@ let package = Package(
       swiftSettings: settings
     ),
     .target(
+      name: "QuickJSON",
+      swiftSettings: settings
+    ),
+    .target(
       name: "SharedBroker",
       dependencies: [
+        "QuickJSON",
         "Sharing",
         "ZeroMQ",
         .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
@@ -154,6 +159,7 @@ let package = Package(
     .target(
       name: "Etcd",
       dependencies: [
+        "QuickJSON",
         .product(name: "AsyncHTTPClient", package: "async-http-client"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -265,6 +271,7 @@ let package = Package(
       dependencies: [
         "Composable",
         "Etcd",
+        "QuickJSON",
         "SharedBroker",
         "SharedBrokerCluster",
         "SharedBrokerTesting",
@@ -277,6 +284,7 @@ let package = Package(
     .testTarget(
       name: "SimulationTests",
       dependencies: [
+        "QuickJSON",
         "SharedBroker",
         "TestSupport",
         .product(name: "HeapModule", package: "swift-collections"),

@@ -10,6 +10,7 @@ private struct Flat: Codable, Equatable {
   var name: String?
   var ratio: Double?
   var on: Bool?
+  var blob: Data?
 }
 
 private struct Nested: Codable, Equatable {
@@ -65,5 +66,6 @@ public func fuzzJSONDecoder(_ bytes: UnsafePointer<UInt8>, _ size: Int) -> CInt 
   compare([Double].self, data)
   compare(String.self, data)
   compare([Bool?].self, data)
+  compare([Data].self, data)
   return 0
 }

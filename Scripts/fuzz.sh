@@ -23,13 +23,14 @@ case "$target" in
     seed ERROR too-large "value too large" stats 9 > "$out/corpus/error"
     ;;
   json)
-    sources=(Sources/SharedBroker/Internal/JSONTape.swift
-      Sources/SharedBroker/Internal/QuickJSONDecoder.swift
-      Sources/SharedBroker/Internal/QuickJSONEncoder.swift Sources/SharedBroker/Internal/IndexKey.swift
+    sources=(Sources/QuickJSON/JSONTape.swift
+      Sources/QuickJSON/QuickJSONDecoder.swift
+      Sources/QuickJSON/QuickJSONEncoder.swift Sources/QuickJSON/IndexKey.swift
       Fuzz/JSONDecoderFuzzer.swift)
     printf '%s' '{"count":1,"name":"a\"\\u00e9","ratio":-1.5e3,"on":true}' > "$out/corpus/flat"
     printf '%s' '{"flat":{"count":0},"list":[null,{"count":2}],"table":{"k":[1,65535]},"kind":{"tagged":{"_0":-8,"label":null}},"deep":[[[1e-3,null]]]}' > "$out/corpus/nested"
     printf '%s' '[0.1, 2, -0, 1E+2]' > "$out/corpus/doubles"
+    printf '%s' '{"count":2,"blob":"+\/8=","on":false}' > "$out/corpus/data"
     printf '%s' '{"a":-9223372036854775808,"b":9223372036854775807}' > "$out/corpus/table"
     printf '%s' '{"count":3,"names":["a\/b","\u0001"],"table":{"B":1,"a":null},"nested":[{"count":-1}]}' > "$out/corpus/plain"
     ;;

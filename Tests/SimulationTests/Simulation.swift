@@ -1,5 +1,6 @@
 import Foundation
 import HeapModule
+import QuickJSON
 import TestSupport
 
 @testable import SharedBroker

@@ -1,4 +1,5 @@
 import Foundation
+import QuickJSON
 
 /// How a `.broker` key's value travels: its bytes on the wire and in the broker's data.
 struct BrokerCodec<Value>: Sendable {

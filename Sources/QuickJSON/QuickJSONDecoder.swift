@@ -8,9 +8,10 @@ package import Foundation
 /// work a small value does not need (a dictionary of `String` keys per object, coding paths).
 ///
 /// The fast path gives Foundation's result or none. A document the tape refuses, a type that
-/// Foundation decodes in its own way (`Date`, `Data`, `URL`, `Decimal`) or whose rounding this
-/// path does not reproduce (`Float`), and any decode during which an error was thrown, even one
-/// the type caught itself, go to `JSONDecoder`, which also makes the error a caller sees, but
+/// Foundation decodes in its own way (`Date`, `URL`, `Decimal`; `Data` is read as base64, as
+/// Foundation's default reads it) or whose rounding this path does not reproduce (`Float`), and
+/// any decode during which an error was thrown, even one the type caught itself, go to
+/// `JSONDecoder`, which also makes the error a caller sees, but
 /// for an integer out of its type's range, which Foundation reports without saying where.
 package struct QuickJSONDecoder {
   /// Larger documents go to Foundation: the fast path is meant for small values.
@@ -118,7 +119,12 @@ private final class TapeDecoder: Decoder {
     if T.self == String.self { return try string(at: node) as! T }
     if T.self == Double.self { return try double(at: node) as! T }
     if T.self == Bool.self { return try bool(at: node) as! T }
-    if T.self == Date.self || T.self == Data.self || T.self == URL.self || T.self == Decimal.self {
+    // Foundation's default strategy: base64 in a string, refused unless it decodes whole.
+    if T.self == Data.self {
+      guard let data = Data(base64Encoded: try string(at: node)) else { throw bail() }
+      return data as! T
+    }
+    if T.self == Date.self || T.self == URL.self || T.self == Decimal.self {
       throw bail()
     }
     // Without a key, `node` is this decoder's own value (the top level, a single value).

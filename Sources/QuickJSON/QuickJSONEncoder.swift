@@ -9,10 +9,10 @@ package import Foundation
 /// types it encodes in its own way, coding paths, key strategies).
 ///
 /// The fast path gives Foundation's bytes or none. A value with a floating-point number (whose
-/// formatting it does not reproduce), a type Foundation encodes in its own way (`Date`, `Data`,
-/// `URL`, `Decimal`, any class), a non-ASCII key (whose order it does not reproduce), a key
-/// encoded twice, a `superEncoder` or a value that encodes nothing goes to `JSONEncoder`, which
-/// also makes the error a caller sees.
+/// formatting it does not reproduce), a type Foundation encodes in its own way (`Date`, `URL`,
+/// `Decimal`, any class; `Data` is base64 as Foundation's default writes it), a non-ASCII key
+/// (whose order it does not reproduce), a key encoded twice, a `superEncoder` or a value that
+/// encodes nothing goes to `JSONEncoder`, which also makes the error a caller sees.
 package struct QuickJSONEncoder {
   private let foundation: JSONEncoder = {
     let encoder = JSONEncoder()
@@ -272,7 +272,9 @@ private final class PieceEncoder: Encoder {
     if T.self == Int.self { return .signed(Int64(value as! Int)) }
     if T.self == String.self { return .string(value as! String) }
     if T.self == Bool.self { return .bool(value as! Bool) }
-    if T.self == Date.self || T.self == Data.self || T.self == URL.self || T.self == Decimal.self
+    // Foundation's default strategy: base64 in a string.
+    if T.self == Data.self { return .string((value as! Data).base64EncodedString()) }
+    if T.self == Date.self || T.self == URL.self || T.self == Decimal.self
       || T.self == Double.self || T.self == Float.self || T.self is AnyClass
     {
       throw bail()
