@@ -5,7 +5,9 @@ extension BrokerMachine {
   /// before it leave, into a batch to store.
   mutating func decide(_ requests: [KeyRequest], on key: String, attempts: Int) -> Batch {
     nextToken += 1
-    let state = keys[key]!
+    let state = Self.inPlace(&keys[key]!) {
+      (entry: $0.entry, seeded: $0.seeded, revision: $0.revision)
+    }
     // Changed only where a later decision, or the cluster's record, needs the new state: the
     // log's single write is applied in place once stored, without copying the entry.
     var working = state.entry
@@ -17,7 +19,7 @@ extension BrokerMachine {
     var batch = Batch(
       requests: requests,
       commit: Commit(token: nextToken, key: key, revision: state.revision, record: nil, log: []),
-      name: "\(run)/\(nextToken)", attempts: attempts)
+      name: backend == .cluster ? "\(run)/\(nextToken)" : "", attempts: attempts)
     for (index, request) in requests.enumerated() {
       func answer(_ message: BrokerMessage?) { batch.releases.append(.answer(index, message)) }
       func change(_ change: Change, needed: Bool = false) {

@@ -43,7 +43,7 @@ extension BrokerMachine {
   struct Batch {
     var requests: [KeyRequest]
     var commit: Commit
-    /// The commit's name in a cluster's record.
+    /// The commit's name in a cluster's record (empty for the log, which needs none).
     var name: String
     /// How often the key had changed under the batch.
     var attempts = 0
@@ -76,14 +76,24 @@ extension BrokerMachine {
     case report(Report)
   }
 
+  /// Runs `body` on a key's state in place: reading a field through the dictionary's getter
+  /// copies the whole state first, its batch and queue with it.
+  static func inPlace<Result>(_ state: inout KeyState, _ body: (inout KeyState) -> Result) -> Result
+  {
+    body(&state)
+  }
+
   // MARK: - Batches
 
   mutating func enqueue(_ request: KeyRequest, on key: String, into actions: inout [Action]) {
     var request = request
     request.ticket = replies.reserve(request.peer)
     if let index = keys.index(forKey: key) {
-      keys.values[index].queued.append(request)
-      guard keys.values[index].flight == nil else { return }
+      let idle = Self.inPlace(&keys.values[index]) { state in
+        state.queued.append(request)
+        return state.flight == nil
+      }
+      guard idle else { return }
     } else {
       keys[key] = KeyState(queued: [request])
     }
@@ -92,9 +102,12 @@ extension BrokerMachine {
 
   /// Decides the requests queued on `key` and sends them to be stored.
   private mutating func startBatch(_ key: String, into actions: inout [Action]) {
-    guard let index = keys.index(forKey: key), !keys.values[index].queued.isEmpty else { return }
-    let requests = keys.values[index].queued
-    keys.values[index].queued = []
+    guard let index = keys.index(forKey: key) else { return }
+    let requests = Self.inPlace(&keys.values[index]) { state in
+      defer { state.queued = [] }
+      return state.queued
+    }
+    guard !requests.isEmpty else { return }
     var batch = decide(requests, on: key, attempts: 0)
     // What writes nothing to the log (a read) needs no store: it is answered at once.
     if backend == .log, batch.commit.log.isEmpty {
@@ -108,8 +121,13 @@ extension BrokerMachine {
 
   /// Takes a commit's outcome.
   mutating func committed(_ token: UInt64, _ outcome: CommitOutcome, into actions: inout [Action]) {
-    guard let key = flights.removeValue(forKey: token), var batch = keys[key]?.flight,
-      batch.commit.token == token
+    // Taken out of the key's state, not copied: every way out below puts it back or ends it.
+    guard let key = flights.removeValue(forKey: token), let index = keys.index(forKey: key),
+      var batch = Self.inPlace(
+        &keys.values[index],
+        { state in
+          state.flight?.commit.token == token ? state.flight.take() : nil
+        })
     else { return }
     switch outcome {
     case .stored(let revision):
@@ -159,21 +177,24 @@ extension BrokerMachine {
   private mutating func finish(
     _ batch: inout Batch, on key: String, at revision: Int64, into actions: inout [Action]
   ) {
-    let index = keys.index(forKey: key)!
-    let had = keys.values[index].entry != nil
-    switch backend {
-    case .log:
-      // In place: the entry's per-client map is not copied on every write.
-      keys.values[index].apply(batch.changes, instance: instance)
-    case .cluster:
-      if batch.commit.record != nil {
-        keys.values[index].entry = batch.entry
-        keys.values[index].seeded = batch.seeded
+    let (backend, instance) = (backend, instance)
+    let added = Self.inPlace(&keys[key]!) { state in
+      let had = state.entry != nil
+      switch backend {
+      case .log:
+        // In place: the entry's per-client map is not copied on every write.
+        state.apply(batch.changes, instance: instance)
+      case .cluster:
+        if batch.commit.record != nil {
+          state.entry = batch.entry
+          state.seeded = batch.seeded
+        }
+        state.revision = revision
       }
-      keys.values[index].revision = revision
+      state.flight = nil
+      return !had && state.entry != nil
     }
-    if !had, keys.values[index].entry != nil { statistics.keys += 1 }
-    keys.values[index].flight = nil
+    if added { statistics.keys += 1 }
     release(&batch, on: key, into: &actions)
     afterFlight(key, into: &actions)
   }
@@ -204,8 +225,7 @@ extension BrokerMachine {
 
   private mutating func afterFlight(_ key: String, into actions: inout [Action]) {
     retries[key] = nil
-    if let watched = keys[key]!.watched {
-      keys[key]!.watched = nil
+    if let watched = Self.inPlace(&keys[key]!, { $0.watched.take() }) {
       absorb(watched, into: key, &actions)
     }
     startBatch(key, into: &actions)
@@ -241,13 +261,18 @@ extension BrokerMachine {
       statistics.keys -= 1
       return
     }
-    let state = keys[key] ?? KeyState()
-    guard stored.revision > state.revision else { return }
-    let previous = state.entry?.version ?? 0
-    if state.entry == nil { statistics.keys += 1 }
-    keys[key, default: KeyState()].entry = stored.record.entry
-    keys[key]!.seeded = stored.record.adoptedFrom
-    keys[key]!.revision = stored.revision
+    let before = Self.inPlace(&keys[key, default: KeyState()]) {
+      state -> (had: Bool, version: UInt64)? in
+      guard stored.revision > state.revision else { return nil }
+      defer {
+        state.entry = stored.record.entry
+        state.seeded = stored.record.adoptedFrom
+        state.revision = stored.revision
+      }
+      return (state.entry != nil, state.entry?.version ?? 0)
+    }
+    guard let (had, previous) = before else { return }
+    if !had { statistics.keys += 1 }
     let entry = stored.record.entry
     guard entry.version > previous else { return }
     actions.append(

@@ -298,13 +298,15 @@ struct BrokerMachine {
     _ changes: [(key: String, stored: StoredRecord)], into actions: inout [Action]
   ) {
     for change in changes {
-      guard keys[change.key]?.flight == nil else {
-        // Published once the key's own commit is answered, so versions go out in order.
-        if change.stored.revision > keys[change.key]!.watched?.revision ?? 0 {
-          keys[change.key]!.watched = change.stored
+      let waiting = keys.index(forKey: change.key).map { index in
+        Self.inPlace(&keys.values[index]) { state in
+          guard state.flight != nil else { return false }
+          // Published once the key's own commit is answered, so versions go out in order.
+          if change.stored.revision > state.watched?.revision ?? 0 { state.watched = change.stored }
+          return true
         }
-        continue
       }
+      guard waiting != true else { continue }
       absorb(change.stored, into: change.key, &actions)
     }
   }
