@@ -3,6 +3,7 @@ public import Foundation
 package import NIOCore
 internal import NIOHTTP1
 internal import NIOPosix
+internal import QuickJSON
 import Synchronization
 
 /// A client of etcd's v3 API through its JSON gateway (`/v3/kv/range`, `/v3/kv/txn`,
@@ -185,7 +186,7 @@ public final class EtcdClient: Sendable {
     let eventLoop = http.eventLoopGroup.any()
     let payload: Data
     do {
-      payload = try JSONEncoder().encode(body)
+      payload = try Self.encoder.encode(body)
     } catch {
       return eventLoop.makeFailedFuture(error)
     }
@@ -195,13 +196,13 @@ public final class EtcdClient: Sendable {
     .flatMapThrowing { response in
       let data = response.body.map { Data($0.readableBytesView) } ?? Data()
       guard response.status == .ok else {
-        let message = (try? JSONDecoder().decode(GatewayError.self, from: data))?.message
+        let message = (try? Self.decoder.decode(GatewayError.self, from: data))?.message
         throw EtcdError.refused(
           status: Int(response.status.code),
           message: message ?? String(decoding: data, as: UTF8.self))
       }
       do {
-        return try JSONDecoder().decode(Answer.self, from: data)
+        return try Self.decoder.decode(Answer.self, from: data)
       } catch {
         throw EtcdError.malformed("\(path): \(error)")
       }
@@ -256,7 +257,7 @@ public final class EtcdClient: Sendable {
   private func stream<Body: Encodable>(_ path: String, _ body: Body) async throws
     -> HTTPClientResponse
   {
-    let payload = try JSONEncoder().encode(body)
+    let payload = try Self.encoder.encode(body)
     let first = preferred.load(ordering: .relaxed)
     var reason = ""
     for offset in endpoints.indices {
@@ -280,6 +281,11 @@ public final class EtcdClient: Sendable {
     }
     throw EtcdError.unreachable(endpoints: endpoints, reason: reason)
   }
+
+  /// Every commit encodes a body and decodes an answer, and every watched change is decoded:
+  /// the fast coders, as Foundation's cost a cluster broker more than the rest of a write.
+  private static let encoder = QuickJSONEncoder()
+  private static let decoder = QuickJSONDecoder()
 
   private static func joined(_ reasons: String, _ reason: String) -> String {
     reasons.isEmpty ? reason : reasons + "; " + reason
@@ -328,7 +334,7 @@ public final class EtcdClient: Sendable {
     guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) else { return nil }
     let message: WatchMessage
     do {
-      message = try JSONDecoder().decode(WatchMessage.self, from: line)
+      message = try decoder.decode(WatchMessage.self, from: line)
     } catch {
       throw EtcdError.malformed("watch: \(error)")
     }

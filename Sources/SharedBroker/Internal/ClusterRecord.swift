@@ -1,4 +1,5 @@
 import Foundation
+import QuickJSON
 
 /// A key's entry as a cluster's shared store holds it, with what an update of its version names.
 struct ClusterRecord: Codable, Equatable {
@@ -69,6 +70,9 @@ struct ClusterRecord: Codable, Equatable {
 extension ClusterRecord {
   /// The format of ``encoded()``; a record stored before it is plain JSON, starting with `{`.
   private static let format: UInt8 = 1
+  /// Every commit encodes a record and every watched change decodes one: the fast coders.
+  private static let encoder = QuickJSONEncoder()
+  private static let decoder = QuickJSONDecoder()
 
   /// The record's bytes: the format, the length of the JSON of everything but the value, that
   /// JSON, then the value as it is, so the value is not base64-encoded inside the JSON (etcd's
@@ -78,7 +82,7 @@ extension ClusterRecord {
     header.entry.value = Data()
     header.recentRuns = entry.recent.map(WriteRun.runs(of:))
     header.entry.recent = nil
-    let json = try JSONEncoder().encode(header)
+    let json = try Self.encoder.encode(header)
     var data = Data([Self.format])
     withUnsafeBytes(of: UInt32(json.count).bigEndian) { data.append(contentsOf: $0) }
     data.append(json)
@@ -102,7 +106,7 @@ extension ClusterRecord {
       throw DecodingError.dataCorrupted(
         .init(codingPath: [], debugDescription: "a record cut short"))
     }
-    self = try JSONDecoder().decode(ClusterRecord.self, from: data[start..<start + length])
+    self = try Self.decoder.decode(ClusterRecord.self, from: data[start..<start + length])
     entry.value = Data(data[(start + length)...])
     if let runs = recentRuns {
       // Bounded as the writes they stand for: a damaged record must not make a broker allocate
