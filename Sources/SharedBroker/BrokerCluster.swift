@@ -26,7 +26,8 @@ public protocol BrokerCluster: AnyObject, Sendable {
   func commit(
     key: String, record: Data?, expecting revision: Int64,
     completion: @escaping @Sendable (Result<BrokerClusterCommit, any Error>) -> Void)
-  /// What changed since the last call, in the store's order.
+  /// What changed since the last call, in the store's order. The changes made by this
+  /// broker's own commits may be left out: their answers tell of them.
   func takeChanges() -> [(key: String, record: BrokerClusterRecord)]
   /// Stops watching.
   func close()

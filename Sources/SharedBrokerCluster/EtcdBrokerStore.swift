@@ -33,6 +33,8 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   private struct State {
     var changes: [(key: String, record: BrokerClusterRecord)] = []
+    /// Each key's record last sent to be stored, until the watch brings it back.
+    var unechoed: [String: Data] = [:]
     var available = true
     /// Since when etcd has not answered (nil: it answered last).
     var failingSince: ContinuousClock.Instant?
@@ -144,6 +146,7 @@ public final class EtcdBrokerStore: BrokerCluster {
   ) {
     let etcdKey = keysPrefix + Data(key.utf8)
     let started = ContinuousClock.now
+    if let record { state.withLock { $0.unechoed[key] = record } }
     etcd.transactionFuture(
       compare: [.modRevision(of: etcdKey, equals: revision)],
       success: record.map { [.put(etcdKey, $0)] } ?? [], failure: [.range(etcdKey)]
@@ -215,7 +218,7 @@ public final class EtcdBrokerStore: BrokerCluster {
           // Only delivered changes move the resume point: a batch's header revision may be ahead
           // of changes still on their way (the first answer of a watch that starts in the past).
           if let last = batch.changes.map(\.modRevision).max() { next = max(next, last + 1) }
-          if !changes.isEmpty { deliver(changes) }
+          deliver(changes, leavingOutEchoes: true)
         }
       } catch EtcdError.compacted(let revision) {
         logger.warning(
@@ -257,10 +260,24 @@ public final class EtcdBrokerStore: BrokerCluster {
     }
   }
 
-  private func deliver(_ changes: [(key: String, record: BrokerClusterRecord)]) {
-    let onChange = state.withLock { state in
-      state.changes += changes
-      return state.onChange
+  /// Hands `changes` to the broker and wakes it. With `leavingOutEchoes`, a record this broker
+  /// sent last for its key is left out: the commit's answer, or the same commit sent again,
+  /// tells the broker of it, and each write would otherwise wake the broker's thread and decode
+  /// its own record once more.
+  private func deliver(
+    _ changes: [(key: String, record: BrokerClusterRecord)], leavingOutEchoes: Bool = false
+  ) {
+    let onChange = state.withLock { state -> (@Sendable () -> Void)? in
+      var delivered = false
+      for change in changes {
+        if leavingOutEchoes, state.unechoed[change.key] == change.record.data {
+          state.unechoed[change.key] = nil
+          continue
+        }
+        state.changes.append(change)
+        delivered = true
+      }
+      return delivered ? state.onChange : nil
     }
     onChange?()
   }

@@ -15,6 +15,8 @@ final class SimulatedBroker {
   var watchNext: Int64 = 1
   /// Whether a tick is scheduled.
   var tickScheduled = false
+  /// Each key's record last sent to be stored, until the watch brings it back.
+  private var unechoed: [String: ClusterRecord] = [:]
 
   /// A single broker.
   ///
@@ -63,11 +65,20 @@ final class SimulatedBroker {
     return carryOut()
   }
 
-  /// What the watch's changes make the broker send.
-  func watched(_ changes: [(key: String, stored: StoredRecord)]) -> [BrokerMachine.Action] {
-    // As the cluster driver does: its own commits, echoed, are left out.
-    machine.watched(
-      changes.filter { $0.stored.revision > machine.revision(of: $0.key) }, into: &actions)
+  /// What the watch's changes make the broker send. As etcd's store and the cluster driver do,
+  /// its own commits, echoed, are left out: by their record when the watch follows the history
+  /// (`leavingOutEchoes`), then by their revision.
+  func watched(
+    _ changes: [(key: String, stored: StoredRecord)], leavingOutEchoes: Bool
+  ) -> [BrokerMachine.Action] {
+    let changes = changes.filter { change in
+      if leavingOutEchoes, unechoed[change.key] == change.stored.record {
+        unechoed[change.key] = nil
+        return false
+      }
+      return change.stored.revision > machine.revision(of: change.key)
+    }
+    machine.watched(changes, into: &actions)
     return carryOut()
   }
 
@@ -92,6 +103,7 @@ final class SimulatedBroker {
         sent.append(action)
       case .commit(let commit):
         guard let log else {
+          if let record = commit.record { unechoed[commit.key] = record }
           sent.append(action)
           continue
         }

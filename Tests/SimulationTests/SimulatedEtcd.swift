@@ -37,16 +37,18 @@ final class SimulatedEtcd {
   }
 
   /// What a watch that has delivered everything before `next` gets now, and where it resumes:
-  /// the puts since, or, when they were compacted away, every key as it is.
-  func changes(from next: Int64) -> (changes: [(key: String, stored: StoredRecord)], next: Int64) {
+  /// the puts since (`history`), or, when they were compacted away, every key as it is.
+  func changes(from next: Int64) -> (
+    changes: [(key: String, stored: StoredRecord)], next: Int64, history: Bool
+  ) {
     guard next >= compacted else {
       let all = records.sorted { $0.value.revision < $1.value.revision }.map {
         (key: $0.key, stored: $0.value)
       }
-      return (all, revision + 1)
+      return (all, revision + 1, false)
     }
     let start = history.firstIndex { $0.stored.revision >= next } ?? history.endIndex
-    return (Array(history[start...]), revision + 1)
+    return (Array(history[start...]), revision + 1, true)
   }
 
   /// Forgets the history before the current revision, as etcd's compaction does.

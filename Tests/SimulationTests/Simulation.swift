@@ -320,10 +320,10 @@ final class Simulation {
       _ = try applyToEtcd(commit)
     case .watch(let number, let run):
       guard let etcd, let broker = brokers[number], broker.run == run else { return }
-      let (changes, next) = etcd.changes(from: broker.watchNext)
+      let (changes, next, history) = etcd.changes(from: broker.watchNext)
       broker.watchNext = next
       guard !changes.isEmpty else { return }
-      try carryOut(broker.watched(changes), from: number)
+      try carryOut(broker.watched(changes, leavingOutEchoes: history), from: number)
     case .brokerTick(let number, let run):
       guard let broker = brokers[number], broker.run == run else { return }
       broker.tickScheduled = false
