@@ -24,6 +24,9 @@ public final class EtcdClient: Sendable {
   /// The cluster's client URLs, such as `http://127.0.0.1:2379`.
   public let endpoints: [String]
   private let http: HTTPClient
+  /// Each member's read and transaction requests without a body, by URL, made once: parsing
+  /// the URL again for every request was a large part of a commit's work on the caller's thread.
+  private let requests: [String: HTTPClient.Request]
   private let requestTimeout: Duration
   /// The endpoint that answered last.
   private let preferred = Atomic<Int>(0)
@@ -75,6 +78,12 @@ public final class EtcdClient: Sendable {
     var configuration = HTTPClient.Configuration()
     configuration.timeout.connect = .milliseconds(500)
     http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    var requests: [String: HTTPClient.Request] = [:]
+    for url in endpoints.flatMap({ [$0 + "/v3/kv/range", $0 + "/v3/kv/txn"] }) {
+      // One that does not parse is made again, and fails, at its first use.
+      requests[url] = try? Self.request(url)
+    }
+    self.requests = requests
   }
 
   /// Closes the client's connections; call it once, when done.
@@ -219,14 +228,13 @@ public final class EtcdClient: Sendable {
       return eventLoop.makeFailedFuture(EtcdError.unreachable(endpoints: endpoints, reason: reason))
     }
     let endpoint = endpoints[index % endpoints.count]
-    let request: HTTPClient.Request
+    var request: HTTPClient.Request
     do {
-      request = try HTTPClient.Request(
-        url: endpoint + path, method: .POST, headers: ["Content-Type": "application/json"],
-        body: .bytes(payload))
+      request = try requests[endpoint + path] ?? Self.request(endpoint + path)
     } catch {
       return eventLoop.makeFailedFuture(error)
     }
+    request.body = .bytes(payload)
     let next: @Sendable (String) -> EventLoopFuture<HTTPClient.Response> = { failure in
       self.attempt(
         path, payload, from: index + 1, tried: tried + 1,
@@ -286,6 +294,10 @@ public final class EtcdClient: Sendable {
   /// the fast coders, as Foundation's cost a cluster broker more than the rest of a write.
   private static let encoder = QuickJSONEncoder()
   private static let decoder = QuickJSONDecoder()
+
+  private static func request(_ url: String) throws -> HTTPClient.Request {
+    try HTTPClient.Request(url: url, method: .POST, headers: ["Content-Type": "application/json"])
+  }
 
   private static func joined(_ reasons: String, _ reason: String) -> String {
     reasons.isEmpty ? reason : reasons + "; " + reason
