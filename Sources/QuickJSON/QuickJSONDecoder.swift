@@ -1,7 +1,7 @@
 package import Foundation
 
-/// Decodes broker values: small plain documents straight from a ``JSONTape``, everything else
-/// with Foundation's `JSONDecoder`.
+/// Decodes small plain documents (broker values, cluster records, etcd's answers) straight from
+/// a ``JSONTape``, everything else with Foundation's `JSONDecoder`.
 ///
 /// Every reader decodes every update it shows, so this is on the path of each update from one
 /// process to another: Foundation's decoder took about 30% of a reader's I/O thread, mostly in
@@ -11,8 +11,8 @@ package import Foundation
 /// Foundation decodes in its own way (`Date`, `URL`, `Decimal`; `Data` is read as base64, as
 /// Foundation's default reads it) or whose rounding this path does not reproduce (`Float`), and
 /// any decode during which an error was thrown, even one the type caught itself, go to
-/// `JSONDecoder`, which also makes the error a caller sees, but
-/// for an integer out of its type's range, which Foundation reports without saying where.
+/// `JSONDecoder`, which also makes the error a caller sees, but for an integer out of its
+/// type's range, which Foundation reports without saying where.
 package struct QuickJSONDecoder {
   /// Larger documents go to Foundation: the fast path is meant for small values.
   static let maxBytes = 4096

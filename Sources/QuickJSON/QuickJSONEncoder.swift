@@ -1,7 +1,8 @@
 package import Foundation
 
-/// Encodes broker values as `JSONEncoder` with `.sortedKeys` does, byte for byte: small plain
-/// values directly, everything else with Foundation.
+/// Encodes values (broker values, cluster records, etcd's requests) as `JSONEncoder` with
+/// `.sortedKeys` does, byte for byte: small plain values directly, everything else with
+/// Foundation.
 ///
 /// Every write encodes the writer's value on its way out, so this is on the path of each update
 /// from one process to another: Foundation's encoder took about half of a writer's instructions
