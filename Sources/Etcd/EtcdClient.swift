@@ -151,39 +151,49 @@ public final class EtcdClient: Sendable {
     }
   }
 
-  /// Streams the changes of every key starting with `prefix`, from `revision` on, in order.
+  /// Follows the changes of every key starting with `prefix`, from `revision` on, handing each
+  /// batch to `onBatch` in order on the HTTP client's event loop: a cluster broker's watch
+  /// carries one batch per commit, and a hop to a task for each cost more than its decoding.
   ///
-  /// The stream ends with an error when the connection is cut (resume from the last batch's
-  /// revision + 1) or with ``EtcdError/compacted(revision:)`` when `revision` is no longer kept.
-  public func watch(prefix: Data, from revision: Int64) -> AsyncThrowingStream<
-    EtcdWatchBatch, any Error
-  > {
-    let (batches, continuation) = AsyncThrowingStream<EtcdWatchBatch, any Error>.makeStream()
-    let task = Task { [self] in
+  /// It returns only by throwing: ``EtcdError/compacted(revision:)`` when `revision` is no longer
+  /// kept, `CancellationError` when the calling task is cancelled, and another error when the
+  /// watch is cut (resume from the last batch's revision + 1).
+  public func watch(
+    prefix: Data, from revision: Int64, onBatch: @escaping @Sendable (EtcdWatchBatch) -> Void
+  ) async throws -> Never {
+    let payload = try Self.encoder.encode(
+      WatchBody(
+        create_request: .init(
+          key: prefix.base64EncodedString(),
+          range_end: Self.prefixEnd(prefix).base64EncodedString(),
+          start_revision: String(revision))))
+    let first = preferred.load(ordering: .relaxed)
+    var reason = ""
+    for offset in endpoints.indices {
+      let endpoint = endpoints[(first + offset) % endpoints.count]
+      var request = try Self.request(endpoint + "/v3/watch")
+      request.body = .bytes(payload)
+      let delegate = LineDelegate(
+        closed: EtcdError.unreachable(endpoints: endpoints, reason: "watch closed")
+      ) { line in
+        if let batch = try Self.watchBatch(line) { onBatch(batch) }
+      }
+      let task = http.execute(request: request, delegate: delegate)
       do {
-        let body = WatchBody(
-          create_request: .init(
-            key: prefix.base64EncodedString(),
-            range_end: Self.prefixEnd(prefix).base64EncodedString(),
-            start_revision: String(revision)))
-        let response = try await stream("/v3/watch", body)
-        var pending = Data()
-        for try await buffer in response.body {
-          pending.append(contentsOf: buffer.readableBytesView)
-          while let newline = pending.firstIndex(of: 0x0A) {
-            let line = pending[pending.startIndex..<newline]
-            pending.removeSubrange(pending.startIndex...newline)
-            if let batch = try Self.watchBatch(line) { continuation.yield(batch) }
-          }
+        try await withTaskCancellationHandler {
+          try await task.futureResult.get()
+        } onCancel: {
+          task.cancel()
         }
-        continuation.finish(
-          throwing: EtcdError.unreachable(endpoints: endpoints, reason: "watch closed"))
       } catch {
-        continuation.finish(throwing: error)
+        if Task.isCancelled { throw CancellationError() }
+        if delegate.accepted { throw error }
+        let failure =
+          (error as? LineDelegate.Refused).map { "HTTP \($0.status.code)" } ?? Self.describe(error)
+        reason = Self.joined(reason, "\(endpoint): \(failure)")
       }
     }
-    continuation.onTermination = { _ in task.cancel() }
-    return batches
+    throw EtcdError.unreachable(endpoints: endpoints, reason: reason)
   }
 
   // MARK: - HTTP
@@ -259,35 +269,6 @@ public final class EtcdClient: Sendable {
         return next(Self.describe(error))
       }
     }
-  }
-
-  /// Opens a streaming request (a watch) on the first member that answers.
-  private func stream<Body: Encodable>(_ path: String, _ body: Body) async throws
-    -> HTTPClientResponse
-  {
-    let payload = try Self.encoder.encode(body)
-    let first = preferred.load(ordering: .relaxed)
-    var reason = ""
-    for offset in endpoints.indices {
-      let index = (first + offset) % endpoints.count
-      var request = HTTPClientRequest(url: endpoints[index] + path)
-      request.method = .POST
-      request.headers.add(name: "Content-Type", value: "application/json")
-      request.body = .bytes(ByteBuffer(bytes: payload))
-      do {
-        let response = try await http.execute(request, timeout: .hours(24 * 365))
-        guard response.status == .ok else {
-          reason = Self.joined(reason, "\(endpoints[index]): HTTP \(response.status.code)")
-          continue
-        }
-        return response
-      } catch is CancellationError {
-        throw CancellationError()
-      } catch {
-        reason = Self.joined(reason, "\(endpoints[index]): \(Self.describe(error))")
-      }
-    }
-    throw EtcdError.unreachable(endpoints: endpoints, reason: reason)
   }
 
   /// Every commit encodes a body and decodes an answer, and every watched change is decoded:

@@ -43,6 +43,8 @@ public final class EtcdBrokerStore: BrokerCluster {
     var closed = false
   }
   private let state = Mutex(State())
+  /// The revision the watch resumes from: one past the last change it delivered.
+  private let resumeWatch = Atomic<Int64>(0)
 
   /// How long etcd may go without answering before the broker calls itself unavailable.
   private let unavailableAfter: Duration
@@ -203,10 +205,11 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   /// Follows every change of the keys, resuming after the last revision delivered.
   private func watch(from start: Int64) async {
-    var next = start
+    resumeWatch.store(start, ordering: .relaxed)
     while !Task.isCancelled {
       do {
-        for try await batch in etcd.watch(prefix: keysPrefix, from: next) {
+        try await etcd.watch(prefix: keysPrefix, from: resumeWatch.load(ordering: .relaxed)) {
+          [self] batch in
           let changes = batch.changes.compactMap { keyValue in
             sharedKey(keyValue.key).map {
               (
@@ -217,7 +220,9 @@ public final class EtcdBrokerStore: BrokerCluster {
           }
           // Only delivered changes move the resume point: a batch's header revision may be ahead
           // of changes still on their way (the first answer of a watch that starts in the past).
-          if let last = batch.changes.map(\.modRevision).max() { next = max(next, last + 1) }
+          if let last = batch.changes.map(\.modRevision).max() {
+            resumeWatch.max(last + 1, ordering: .relaxed)
+          }
           deliver(changes, leavingOutEchoes: true)
         }
       } catch EtcdError.compacted(let revision) {
@@ -234,12 +239,13 @@ public final class EtcdBrokerStore: BrokerCluster {
                 )
               }
             })
-          next = current + 1
+          resumeWatch.store(current + 1, ordering: .relaxed)
         }
       } catch {
         if Task.isCancelled { return }
         logger.debug(
-          "etcd watch cut; resuming", metadata: ["revision": "\(next)", "error": "\(error)"])
+          "etcd watch cut; resuming",
+          metadata: ["revision": "\(resumeWatch.load(ordering: .relaxed))", "error": "\(error)"])
       }
       try? await Task.sleep(for: .milliseconds(200))
     }

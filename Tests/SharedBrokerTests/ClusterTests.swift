@@ -160,6 +160,58 @@ struct ClusterTests {
     }
   }
 
+  /// etcd's client hands a watch's changes over in order; a watch that starts before what etcd
+  /// compacted away fails with `compacted` (the store then reads every key again), and one whose
+  /// task is cancelled ends with `CancellationError`.
+  @Test func aWatchDeliversInOrderAndTellsCompactionAndCancellation() async throws {
+    try await withEtcdCluster(members: 1) { etcd in
+      let client = EtcdClient(endpoints: etcd.clientURLs)
+      defer { Task { try? await client.shutdown() } }
+      let key = Data("/watched/k".utf8)
+      var revisions: [Int64] = []
+      for value in 1...3 {
+        revisions.append(
+          try await client.transaction(compare: [], success: [.put(key, Data("\(value)".utf8))])
+            .revision)
+      }
+      let (values, seen) = AsyncStream.makeStream(of: String.self)
+      let start = revisions[0]
+      let watching = Task {
+        try await client.watch(prefix: Data("/watched/".utf8), from: start) { batch in
+          for change in batch.changes { seen.yield(String(decoding: change.value, as: UTF8.self)) }
+        }
+      }
+      var delivered: [String] = []
+      for await value in values {
+        delivered.append(value)
+        if delivered.count == 3 { break }
+      }
+      #expect(delivered == ["1", "2", "3"])
+      watching.cancel()
+      if case .failure(let error) = await watching.result {
+        #expect(error is CancellationError, "\(error)")
+      }
+
+      let (status, output) = try await runCommand(
+        "/usr/bin/python3",
+        [
+          "-c",
+          """
+          import sys, urllib.request
+          urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/v3/kv/compaction", \
+            data=('{"revision":"%s"}' % sys.argv[2]).encode(), method="POST"), timeout=10).read()
+          """,
+          etcd.clientURLs[0], String(revisions[2]),
+        ])
+      #expect(status == 0, "\(output)")
+      do {
+        try await client.watch(prefix: Data("/watched/".utf8), from: start) { _ in }
+      } catch EtcdError.compacted(let revision) {
+        #expect(revision == revisions[2])
+      }
+    }
+  }
+
   /// A client of one broker sees another broker's writes as they happen, through etcd's watch.
   @Test func writesThroughOneBrokerArePublishedByTheOther() async throws {
     try await withEtcdCluster { etcd in
