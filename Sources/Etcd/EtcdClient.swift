@@ -105,9 +105,16 @@ public final class EtcdClient: Sendable {
   package func rangeFuture(_ key: Data, prefix: Bool = false) -> EventLoopFuture<
     (revision: Int64, keyValues: [EtcdKeyValue])
   > {
-    var body: [String: String] = ["key": key.base64EncodedString()]
-    if prefix { body["range_end"] = Self.prefixEnd(key).base64EncodedString() }
-    return call("/v3/kv/range", body, as: RangeAnswer.self).flatMapThrowing { answer in
+    var body = JSONWriter()
+    body.beginObject()
+    body.key("key")
+    body.string(key.base64EncodedString())
+    if prefix {
+      body.key("range_end")
+      body.string(Self.prefixEnd(key).base64EncodedString())
+    }
+    body.endObject()
+    return call("/v3/kv/range", body.data, as: RangeAnswer.self).flatMapThrowing { answer in
       (answer.header.revisionNumber, try answer.keyValues())
     }
   }
@@ -123,27 +130,51 @@ public final class EtcdClient: Sendable {
   package func transactionFuture(
     compare: [Compare], success: [Operation], failure: [Operation] = []
   ) -> EventLoopFuture<TransactionResult> {
-    func requests(_ operations: [Operation]) -> [TransactionAnswer.Request] {
-      operations.map {
-        switch $0 {
-        case .put(let key, let value):
-          .init(
-            request_put: .init(key: key.base64EncodedString(), value: value.base64EncodedString()),
-            request_range: nil)
-        case .range(let key):
-          .init(request_put: nil, request_range: .init(key: key.base64EncodedString(), value: nil))
-        }
-      }
+    // Written directly: every commit of a cluster broker sends one.
+    var body = JSONWriter()
+    body.beginObject()
+    body.key("compare")
+    body.beginArray()
+    for comparison in compare {
+      body.beginObject()
+      body.key("key")
+      body.string(comparison.key.base64EncodedString())
+      body.key("target")
+      body.string(comparison.target)
+      body.key("result")
+      body.string("EQUAL")
+      body.key(comparison.target == "MOD" ? "mod_revision" : "create_revision")
+      body.string(String(comparison.revision))
+      body.endObject()
     }
-    let request = TransactionAnswer.Body(
-      compare: compare.map {
-        .init(
-          key: $0.key.base64EncodedString(), target: $0.target, result: "EQUAL",
-          mod_revision: $0.target == "MOD" ? String($0.revision) : nil,
-          create_revision: $0.target == "CREATE" ? String($0.revision) : nil)
-      },
-      success: requests(success), failure: requests(failure))
-    return call("/v3/kv/txn", request, as: TransactionAnswer.Answer.self).flatMapThrowing {
+    body.endArray()
+    for (branch, operations) in [("success", success), ("failure", failure)] {
+      body.key(branch)
+      body.beginArray()
+      for operation in operations {
+        body.beginObject()
+        switch operation {
+        case .put(let key, let value):
+          body.key("request_put")
+          body.beginObject()
+          body.key("key")
+          body.string(key.base64EncodedString())
+          body.key("value")
+          body.string(value.base64EncodedString())
+          body.endObject()
+        case .range(let key):
+          body.key("request_range")
+          body.beginObject()
+          body.key("key")
+          body.string(key.base64EncodedString())
+          body.endObject()
+        }
+        body.endObject()
+      }
+      body.endArray()
+    }
+    body.endObject()
+    return call("/v3/kv/txn", body.data, as: TransactionAnswer.self).flatMapThrowing {
       answer in
       TransactionResult(
         revision: answer.header.revisionNumber, succeeded: answer.succeeded ?? false,
@@ -161,12 +192,19 @@ public final class EtcdClient: Sendable {
   public func watch(
     prefix: Data, from revision: Int64, onBatch: @escaping @Sendable (EtcdWatchBatch) -> Void
   ) async throws -> Never {
-    let payload = try Self.encoder.encode(
-      WatchBody(
-        create_request: .init(
-          key: prefix.base64EncodedString(),
-          range_end: Self.prefixEnd(prefix).base64EncodedString(),
-          start_revision: String(revision))))
+    var body = JSONWriter()
+    body.beginObject()
+    body.key("create_request")
+    body.beginObject()
+    body.key("key")
+    body.string(prefix.base64EncodedString())
+    body.key("range_end")
+    body.string(Self.prefixEnd(prefix).base64EncodedString())
+    body.key("start_revision")
+    body.string(String(revision))
+    body.endObject()
+    body.endObject()
+    let payload = body.data
     let first = preferred.load(ordering: .relaxed)
     var reason = ""
     for offset in endpoints.indices {
@@ -199,16 +237,10 @@ public final class EtcdClient: Sendable {
   // MARK: - HTTP
 
   /// One request and its decoded answer, on the first member that answers.
-  private func call<Body: Encodable, Answer: Decodable & Sendable>(
-    _ path: String, _ body: Body, as: Answer.Type
+  private func call<Answer: Decodable & Sendable>(
+    _ path: String, _ payload: Data, as: Answer.Type
   ) -> EventLoopFuture<Answer> {
     let eventLoop = http.eventLoopGroup.any()
-    let payload: Data
-    do {
-      payload = try Self.encoder.encode(body)
-    } catch {
-      return eventLoop.makeFailedFuture(error)
-    }
     return attempt(
       path, payload, from: preferred.load(ordering: .relaxed), tried: 0, reason: "", on: eventLoop
     )
@@ -271,9 +303,8 @@ public final class EtcdClient: Sendable {
     }
   }
 
-  /// Every commit encodes a body and decodes an answer, and every watched change is decoded:
-  /// the fast coders, as Foundation's cost a cluster broker more than the rest of a write.
-  private static let encoder = QuickJSONEncoder()
+  /// Every commit decodes an answer, and every watched change is decoded: the fast decoder, as
+  /// Foundation's cost a cluster broker more than the rest of a write.
   private static let decoder = QuickJSONDecoder()
 
   private static func request(_ url: String) throws -> HTTPClient.Request {
@@ -378,47 +409,13 @@ private struct RangeAnswer: Decodable {
   func keyValues() throws -> [EtcdKeyValue] { try (kvs ?? []).map { try $0.keyValue() } }
 }
 
-private enum TransactionAnswer {
-  struct Body: Encodable {
-    var compare: [Compare]
-    var success: [Request]
-    var failure: [Request]
-  }
-  struct Compare: Encodable {
-    var key: String
-    var target: String
-    var result: String
-    var mod_revision: String?
-    var create_revision: String?
-  }
-  struct Request: Encodable {
-    var request_put: KeyAndValue?
-    var request_range: KeyAndValue?
-  }
-  struct KeyAndValue: Encodable {
-    var key: String
-    var value: String?
-  }
-}
-
-extension TransactionAnswer {
-  struct Answer: Decodable {
-    var header: Header
-    var succeeded: Bool?
-    var responses: [Response]?
-  }
+private struct TransactionAnswer: Decodable {
   struct Response: Decodable {
     var response_range: RangeAnswer?
   }
-}
-
-private struct WatchBody: Encodable {
-  struct Create: Encodable {
-    var key: String
-    var range_end: String
-    var start_revision: String
-  }
-  var create_request: Create
+  var header: Header
+  var succeeded: Bool?
+  var responses: [Response]?
 }
 
 private struct WatchMessage: Decodable {

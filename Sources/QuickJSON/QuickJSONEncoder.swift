@@ -76,13 +76,13 @@ private enum Piece {
     switch self {
     case let .signed(value):
       if value < 0 { bytes.append(UInt8(ascii: "-")) }
-      Self.write(decimal: value.magnitude, into: &bytes)
+      JSONWriter.write(decimal: value.magnitude, into: &bytes)
     case let .unsigned(value):
-      Self.write(decimal: value, into: &bytes)
+      JSONWriter.write(decimal: value, into: &bytes)
     case let .literal(text):
       text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     case let .string(text):
-      Self.write(string: text, into: &bytes)
+      JSONWriter.write(string: text, into: &bytes)
     case let .object(object):
       try Self.write(members: object.members, into: &bytes)
     case let .array(array):
@@ -111,74 +111,11 @@ private enum Piece {
     bytes.append(UInt8(ascii: "{"))
     for (index, member) in members.enumerated() {
       if index > 0 { bytes.append(UInt8(ascii: ",")) }
-      guard write(string: member.key, into: &bytes) else { throw LeftToFoundation() }
+      guard JSONWriter.write(string: member.key, into: &bytes) else { throw LeftToFoundation() }
       bytes.append(UInt8(ascii: ":"))
       try member.value.write(into: &bytes)
     }
     bytes.append(UInt8(ascii: "}"))
-  }
-
-  private static func write(decimal value: UInt64, into bytes: inout [UInt8]) {
-    guard value >= 10 else { return bytes.append(UInt8(ascii: "0") + UInt8(value)) }
-    let start = bytes.count
-    var rest = value
-    while rest > 0 {
-      bytes.append(UInt8(ascii: "0") + UInt8(rest % 10))
-      rest /= 10
-    }
-    bytes[start...].reverse()
-  }
-
-  /// Escapes as Foundation does: quote, backslash and slash, the usual short escapes, other
-  /// control characters as `\u00xx`; everything else, non-ASCII included, as it is. Returns
-  /// whether `string` was ASCII.
-  @discardableResult
-  private static func write(string: String, into bytes: inout [UInt8]) -> Bool {
-    var string = string
-    return string.withUTF8 { utf8 in
-      bytes.append(UInt8(ascii: "\""))
-      defer { bytes.append(UInt8(ascii: "\"")) }
-      var plain = true
-      var ascii = true
-      for byte in utf8 {
-        if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-          || byte == UInt8(ascii: "/")
-        {
-          plain = false
-        }
-        if byte >= 0x80 { ascii = false }
-      }
-      guard !plain else {
-        bytes.append(contentsOf: utf8)
-        return ascii
-      }
-      for byte in utf8 { escape(byte, into: &bytes) }
-      return ascii
-    }
-  }
-
-  private static func escape(_ byte: UInt8, into bytes: inout [UInt8]) {
-    let escape: UInt8
-    switch byte {
-    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): escape = byte
-    case 0x08: escape = UInt8(ascii: "b")
-    case 0x09: escape = UInt8(ascii: "t")
-    case 0x0A: escape = UInt8(ascii: "n")
-    case 0x0C: escape = UInt8(ascii: "f")
-    case 0x0D: escape = UInt8(ascii: "r")
-    case ..<0x20: escape = UInt8(ascii: "u")
-    default: return bytes.append(byte)
-    }
-    bytes.append(UInt8(ascii: "\\"))
-    bytes.append(escape)
-    if escape == UInt8(ascii: "u") {
-      let zero = UInt8(ascii: "0")
-      bytes.append(contentsOf: [zero, zero, hex(byte >> 4), hex(byte & 0xF)])
-    }
-  }
-
-  private static func hex(_ digit: UInt8) -> UInt8 {
-    digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
   }
 }
 

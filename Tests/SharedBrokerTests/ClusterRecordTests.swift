@@ -23,7 +23,7 @@ import Testing
     recent.append(.init(version: 112, client: "b", write: 502))
     let original = record(recent: recent)
 
-    let bytes = try original.encoded()
+    let bytes = original.encoded()
     #expect(try ClusterRecord(decoding: bytes) == original)
     // 113 writes take 60 bytes each as single entries; as runs, a one-writer stretch takes one.
     #expect(bytes.count < 1_200, "\(bytes.count) bytes")
@@ -33,6 +33,30 @@ import Testing
     var original = record(recent: [])
     original.entry.recent = nil
     #expect(try ClusterRecord(decoding: original.encoded()) == original)
+  }
+
+  /// The header is written by hand; Foundation's decoder (which the fast one falls back to, and
+  /// brokers of earlier releases used) reads it as the Codable form, every field and escape kept.
+  @Test func aHeaderWithEveryFieldReadsWithFoundation() throws {
+    var original = record(recent: [.init(version: 1, client: "quote\"slash/\u{1}é", write: 2)])
+    original.entry.lastWrites = ["quote\"slash/\u{1}é": 2, "a": 9, "b": .max]
+    original.entry.written = ["a": -5, "b": .max]
+    original.entry.lastClient = "b"
+    original.entry.instance = "01795691165967088-cb344a7d"
+    original.adoptedFrom = SeedOrigin(instance: "0179-older", version: 4)
+    #expect(try ClusterRecord(decoding: original.encoded()) == original)
+
+    let json = original.headerJSON()
+    #expect(try JSONSerialization.jsonObject(with: Data(json)) is [String: Any])
+    var decoded = try JSONDecoder().decode(ClusterRecord.self, from: Data(json))
+    #expect(decoded.entry.value.isEmpty)
+    decoded.entry.value = original.entry.value
+    var expected = original
+    expected.entry.recent = nil
+    // The runs stay in their decoded form; ClusterRecord(decoding:) expands them (above).
+    #expect(decoded.entry == expected.entry)
+    #expect(decoded.client == original.client && decoded.write == original.write)
+    #expect(decoded.adoptedFrom == original.adoptedFrom && decoded.commit == original.commit)
   }
 
   @Test func aRecordClaimingEndlessWritesIsRefused() throws {

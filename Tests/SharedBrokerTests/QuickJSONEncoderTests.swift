@@ -102,6 +102,40 @@ import Testing
     try expectQuick([everyASCII: everyASCII])
   }
 
+  /// The writer that cluster records and etcd's requests use writes Foundation's bytes for the
+  /// same members given in sorted order.
+  @Test func theWriterWritesWhatFoundationWrites() throws {
+    struct Shape: Encodable {
+      var counts: [String: Int64]
+      var list: [UInt64]
+      var name: String
+      var nested: [String: [String: UInt64]]
+    }
+    let everyASCII = String(decoding: Array(0..<0x80), as: UTF8.self)
+    let shape = Shape(
+      counts: ["b": -3, "a": .min, everyASCII: .max], list: [0, 9, 10, .max], name: everyASCII + "é",
+      nested: ["only": [:]])
+    var json = JSONWriter()
+    json.beginObject()
+    json.key("counts")
+    json.object(sorting: shape.counts)
+    json.key("list")
+    json.beginArray()
+    for number in shape.list { json.number(number) }
+    json.endArray()
+    json.key("name")
+    json.string(shape.name)
+    json.key("nested")
+    json.beginObject()
+    json.key("only")
+    json.object(sorting: [String: UInt64]())
+    json.endObject()
+    json.endObject()
+    let foundation = JSONEncoder()
+    foundation.outputFormatting = .sortedKeys
+    #expect(String(decoding: json.bytes, as: UTF8.self) == String(decoding: try foundation.encode(shape), as: UTF8.self))
+  }
+
   @Test func whatOnlyFoundationWritesIsLeftToIt() throws {
     try expectFoundation(1.5)
     try expectFoundation(["ratio": Float(0.1)])

@@ -24,12 +24,7 @@ final class ClusterDriver: Sendable {
   /// store is known to be unreachable (nothing is sent then).
   func commit(_ commit: BrokerMachine.Commit) -> BrokerMachine.CommitOutcome? {
     guard cluster.isAvailable else { return .refused("the shared store (etcd) is unreachable") }
-    let data: Data?
-    do {
-      data = try commit.record.map { try $0.encoded() }
-    } catch {
-      return .refused("the key's record could not be encoded: \(error)")
-    }
+    let data = commit.record?.encoded()
     let token = commit.token
     cluster.commit(key: commit.key, record: data, expecting: commit.revision) { [self] result in
       let outcome: BrokerMachine.CommitOutcome

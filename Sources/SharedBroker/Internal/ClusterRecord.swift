@@ -12,8 +12,8 @@ struct ClusterRecord: Codable, Equatable {
   /// The commit that stored the record: a broker whose commit went unanswered recognizes its own
   /// record when it tries again (absent in records stored before pipelining).
   var commit: String?
-  /// The entry's recent writes, in runs, in place of `entry.recent` in ``encoded()``: set only
-  /// there, and expanded back into the entry when decoded.
+  /// The entry's recent writes, in runs, as ``headerJSON()`` writes them in place of
+  /// `entry.recent`: set only while decoding, then expanded back into the entry.
   private var recentRuns: [WriteRun]?
 
   init(
@@ -70,24 +70,85 @@ struct ClusterRecord: Codable, Equatable {
 extension ClusterRecord {
   /// The format of ``encoded()``; a record stored before it is plain JSON, starting with `{`.
   private static let format: UInt8 = 1
-  /// Every commit encodes a record and every watched change decodes one: the fast coders.
-  private static let encoder = QuickJSONEncoder()
+  /// Every watched change decodes a record: the fast decoder.
   private static let decoder = QuickJSONDecoder()
 
   /// The record's bytes: the format, the length of the JSON of everything but the value, that
   /// JSON, then the value as it is, so the value is not base64-encoded inside the JSON (etcd's
   /// gateway base64-encodes the whole record once more).
-  func encoded() throws -> Data {
-    var header = self
-    header.entry.value = Data()
-    header.recentRuns = entry.recent.map(WriteRun.runs(of:))
-    header.entry.recent = nil
-    let json = try Self.encoder.encode(header)
-    var data = Data([Self.format])
-    withUnsafeBytes(of: UInt32(json.count).bigEndian) { data.append(contentsOf: $0) }
-    data.append(json)
+  func encoded() -> Data {
+    let header = headerJSON()
+    var data = Data(capacity: 5 + header.count + entry.value.count)
+    data.append(Self.format)
+    withUnsafeBytes(of: UInt32(header.count).bigEndian) { data.append(contentsOf: $0) }
+    data.append(contentsOf: header)
     data.append(entry.value)
     return data
+  }
+
+  /// The JSON of everything but the value, as the Codable form with an empty value and the recent
+  /// writes in runs encodes with sorted keys, written directly: every commit writes one on the
+  /// broker's thread before it leaves.
+  func headerJSON() -> [UInt8] {
+    var json = JSONWriter()
+    json.beginObject()
+    if let adoptedFrom {
+      json.key("adoptedFrom")
+      json.beginObject()
+      json.key("instance")
+      json.string(adoptedFrom.instance)
+      json.key("version")
+      json.number(adoptedFrom.version)
+      json.endObject()
+    }
+    json.key("client")
+    json.string(client)
+    if let commit {
+      json.key("commit")
+      json.string(commit)
+    }
+    json.key("entry")
+    json.beginObject()
+    if let instance = entry.instance {
+      json.key("instance")
+      json.string(instance)
+    }
+    if let lastClient = entry.lastClient {
+      json.key("lastClient")
+      json.string(lastClient)
+    }
+    json.key("lastWrites")
+    json.object(sorting: entry.lastWrites)
+    json.key("value")
+    json.string("")
+    json.key("version")
+    json.number(entry.version)
+    if let written = entry.written {
+      json.key("written")
+      json.object(sorting: written)
+    }
+    json.endObject()
+    if let recent = entry.recent {
+      json.key("recentRuns")
+      json.beginArray()
+      for run in WriteRun.runs(of: recent) {
+        json.beginObject()
+        json.key("c")
+        json.string(run.client)
+        json.key("n")
+        json.number(run.count)
+        json.key("v")
+        json.number(run.version)
+        json.key("w")
+        json.number(run.write)
+        json.endObject()
+      }
+      json.endArray()
+    }
+    json.key("write")
+    json.number(write)
+    json.endObject()
+    return json.bytes
   }
 
   /// Reads a record written by ``encoded()``, or by a broker that stored plain JSON.
