@@ -12,8 +12,9 @@ import Synchronization
 /// It takes every client URL of the cluster and sticks to the one that answered last: when that
 /// member cannot be reached it tries the next, so a member that dies costs one failed attempt.
 ///
-/// Reads and transactions run on async-http-client's event loops, never on the task pool: a
-/// thread that must wait for one (a broker's) waits without holding a pool thread's turn.
+/// Reads and transactions run on one of async-http-client's event loops and watches on another,
+/// never on the task pool: a thread that must wait for one (a broker's) waits without holding a
+/// pool thread's turn.
 ///
 /// ```swift
 /// let etcd = EtcdClient(endpoints: ["http://127.0.0.1:2379", "http://127.0.0.1:22379"])
@@ -24,6 +25,12 @@ public final class EtcdClient: Sendable {
   /// The cluster's client URLs, such as `http://127.0.0.1:2379`.
   public let endpoints: [String]
   private let http: HTTPClient
+  /// The event loop that carries reads and transactions, so that their connections and answers
+  /// stay on it (a request made off the group's threads with no preference took the loops in
+  /// turn, and an answer then crossed to the other loop), and the one that carries watches, so
+  /// that a watched change is decoded beside a transaction's answer rather than ahead of it.
+  private let requestLoop: any EventLoop
+  private let watchLoop: any EventLoop
   /// Each member's read and transaction requests without a body, by URL, made once: parsing
   /// the URL again for every request was a large part of a commit's work on the caller's thread.
   private let requests: [String: HTTPClient.Request]
@@ -78,6 +85,8 @@ public final class EtcdClient: Sendable {
     var configuration = HTTPClient.Configuration()
     configuration.timeout.connect = .milliseconds(500)
     http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    requestLoop = http.eventLoopGroup.next()
+    watchLoop = http.eventLoopGroup.next()
     var requests: [String: HTTPClient.Request] = [:]
     for url in endpoints.flatMap({ [$0 + "/v3/kv/range", $0 + "/v3/kv/txn"] }) {
       // One that does not parse is made again, and fails, at its first use.
@@ -216,7 +225,8 @@ public final class EtcdClient: Sendable {
       ) { line in
         if let batch = try Self.watchBatch(line) { onBatch(batch) }
       }
-      let task = http.execute(request: request, delegate: delegate)
+      let task = http.execute(
+        request: request, delegate: delegate, eventLoop: .delegate(on: watchLoop))
       do {
         try await withTaskCancellationHandler {
           try await task.futureResult.get()
@@ -240,7 +250,7 @@ public final class EtcdClient: Sendable {
   private func call<Answer: Decodable & Sendable>(
     _ path: String, _ payload: Data, as: Answer.Type
   ) -> EventLoopFuture<Answer> {
-    let eventLoop = http.eventLoopGroup.any()
+    let eventLoop = requestLoop
     return attempt(
       path, payload, from: preferred.load(ordering: .relaxed), tried: 0, reason: "", on: eventLoop
     )
@@ -284,7 +294,8 @@ public final class EtcdClient: Sendable {
     }
     // The next member's failure is not this one's: it already names every member tried.
     return http.execute(
-      request: request, deadline: .now() + .nanoseconds(Self.nanoseconds(requestTimeout))
+      request: request, eventLoop: .delegate(on: eventLoop),
+      deadline: .now() + .nanoseconds(Self.nanoseconds(requestTimeout))
     )
     .map { Result<HTTPClient.Response, any Error>.success($0) }
     .recover { .failure($0) }
