@@ -12,7 +12,7 @@ package import Foundation
 /// var json = JSONWriter()
 /// json.beginObject()
 /// json.key("count")
-/// json.number(3)
+/// json.number(UInt64(3))
 /// json.endObject()
 /// let data = json.data  // {"count":3}
 /// ```
