@@ -131,10 +131,7 @@ public final class EtcdBrokerStore: BrokerCluster {
   public func loadAll() throws -> [String: BrokerClusterRecord] {
     let (revision, keyValues) = try etcd.rangeFuture(keysPrefix, prefix: true).wait()
     var records: [String: BrokerClusterRecord] = [:]
-    for keyValue in keyValues {
-      guard let key = sharedKey(keyValue.key) else { continue }
-      records[key] = BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision)
-    }
+    for change in changes(keyValues) { records[change.key] = change.record }
     startWatching(from: revision + 1)
     return records
   }
@@ -210,35 +207,19 @@ public final class EtcdBrokerStore: BrokerCluster {
       do {
         try await etcd.watch(prefix: keysPrefix, from: resumeWatch.load(ordering: .relaxed)) {
           [self] batch in
-          let changes = batch.changes.compactMap { keyValue in
-            sharedKey(keyValue.key).map {
-              (
-                key: $0,
-                record: BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision)
-              )
-            }
-          }
           // Only delivered changes move the resume point: a batch's header revision may be ahead
           // of changes still on their way (the first answer of a watch that starts in the past).
           if let last = batch.changes.map(\.modRevision).max() {
             resumeWatch.max(last + 1, ordering: .relaxed)
           }
-          deliver(changes, leavingOutEchoes: true)
+          deliver(changes(batch.changes), leavingOutEchoes: true)
         }
       } catch EtcdError.compacted(let revision) {
         logger.warning(
           "etcd compacted the watched history; reading every key again",
           metadata: ["revision": "\(revision)"])
         if let (current, keyValues) = try? await etcd.range(keysPrefix, prefix: true) {
-          deliver(
-            keyValues.compactMap { keyValue in
-              sharedKey(keyValue.key).map {
-                (
-                  key: $0,
-                  record: BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision)
-                )
-              }
-            })
+          deliver(changes(keyValues))
           resumeWatch.store(current + 1, ordering: .relaxed)
         }
       } catch {
@@ -311,6 +292,19 @@ public final class EtcdBrokerStore: BrokerCluster {
         metadata: ["for": "\(unavailableAfter)", "error": "\(error.map { "\($0)" } ?? "")"])
     }
     onChange?()
+  }
+
+  /// The shared keys' records among etcd's `keyValues` (others under the prefix are left out).
+  private func changes(_ keyValues: [EtcdKeyValue]) -> [(key: String, record: BrokerClusterRecord)]
+  {
+    keyValues.compactMap { keyValue in
+      sharedKey(keyValue.key).map {
+        (
+          key: $0,
+          record: BrokerClusterRecord(data: keyValue.value, revision: keyValue.modRevision)
+        )
+      }
+    }
   }
 
   private func sharedKey(_ etcdKey: Data) -> String? {
