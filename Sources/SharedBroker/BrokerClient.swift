@@ -306,7 +306,7 @@ public final class BrokerClient: Sendable {
     key: String, initialValue: Value, codec: BrokerCodec<Value>
   ) -> BrokerReference<Value> {
     let (reference, wake) = storage.reference(key: key) { storage in
-      BrokerReference(
+      BrokerReference<Value>(
         slot: KeySlot(
           KeyStateMachine(
             key: key, clientID: id, initialValue: initialValue, codec: codec,

@@ -16,7 +16,7 @@ import Testing
 
   final class Owner: Sendable {}
 
-  func slot(_ key: String) -> KeySlot<Int> {
+  func slot(_ key: String) -> KeySlot {
     KeySlot(
       KeyStateMachine(
         key: key, clientID: "client", initialValue: 0, codec: .json,
@@ -27,7 +27,7 @@ import Testing
     let count = slot("count")
     let wakes = (0..<100).map { _ in storage.mutate(count, of: owner) { $0 += 1 }.wake }
     #expect(wakes.filter { $0 }.count == 1)
-    #expect(storage.value(count, of: owner) == 100)
+    #expect(storage.value(count, of: owner, as: Int.self) == 100)
     #expect(count.unconfirmedWriteCount == 100)
 
     var actions = ClientActions()
@@ -43,17 +43,19 @@ import Testing
     _ = storage.mutate(count, of: owner) { $0 = 3 }
     let totalSlot = total
     let read = storage.mutate(total, of: owner) { [storage, owner] value in
-      value = storage.value(count, of: owner) + storage.value(totalSlot, of: owner) + 1
+      value =
+        storage.value(count, of: owner, as: Int.self)
+        + storage.value(totalSlot, of: owner, as: Int.self) + 1
       return value
     }.result
     #expect(read == 4)
-    #expect(storage.reading(total, of: owner).value == 4)
+    #expect(storage.reading(total, of: owner, as: Int.self).value == 4)
   }
 
   @Test func aReadingHasTheValueAndItsErrorsAtOnce() {
     let count = slot("count")
     _ = storage.mutate(count, of: owner) { $0 = 7 }
-    let reading = storage.reading(count, of: owner)
+    let reading = storage.reading(count, of: owner, as: Int.self)
     #expect(reading.value == 7)
     #expect(reading.isLoading)
     #expect(reading.loadError == nil)
@@ -80,15 +82,15 @@ extension ClientStorageTests {
     #expect(count.isSynced)
     let seen = Mutex<[Int]>([])
     _ = storage.mutate(count, of: owner) { [storage, owner] value in
-      seen.withLock { $0.append(storage.value(count, of: owner)) }
+      seen.withLock { $0.append(storage.value(count, of: owner, as: Int.self)) }
       value += 1
     }
-    #expect(storage.value(count, of: owner) == 1)
+    #expect(storage.value(count, of: owner, as: Int.self) == 1)
     let update = BrokerMessage.update(
       key: "count", version: 2, client: "other", write: 1, value: Data("10".utf8))
     _ = count.handle(.received(update, at: now, instance: "run"))
     #expect(count.deliverUpdates())
-    #expect(storage.value(count, of: owner) == 11)
+    #expect(storage.value(count, of: owner, as: Int.self) == 11)
     #expect(seen.withLock { $0 } == [0, 1])
   }
 }

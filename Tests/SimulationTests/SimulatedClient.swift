@@ -8,7 +8,7 @@ import Foundation
 final class SimulatedClient {
   let index: Int
   var machine: ClientStateMachine
-  let channels: [KeySlot<Tally>]
+  let channels: [KeySlot]
   var actions = ClientActions()
   var alive = true
   /// The DEALER's connection: up or not, its ROUTER identity, and an epoch that changes with

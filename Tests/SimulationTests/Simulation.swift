@@ -261,7 +261,7 @@ final class Simulation {
       // As `ClientStorage.mutate` records it: run on the caller's side, recorded in the machine.
       let slot = client.channels[key]
       slot.catchUp()
-      var value = slot.machine.local
+      var value = slot.machine.local.as(Tally.self)
       value.counts[tag, default: 0] += 1
       slot.machine.record(value) { $0.counts[tag, default: 0] += 1 }
       outcome.mutations += 1
@@ -754,7 +754,7 @@ final class Simulation {
       }
       if let newest {
         newest.channels[keyIndex].catchUp()
-        kept.formUnion(newest.channels[keyIndex].machine.confirmed.counts.keys)
+        kept.formUnion(newest.channels[keyIndex].machine.confirmed.as(Tally.self).counts.keys)
       }
       for client in clients {
         for tag in client.confirmedTags(keyIndex) where !kept.contains(tag) {
@@ -853,10 +853,10 @@ final class Simulation {
           // Brought up to date on a copy, leaving the client as the run left it.
           let copy = KeySlot(client.channels[keyIndex].machine)
           copy.catchUp()
-          let machine = copy.machine
-          guard machine.local == tally else {
+          let local = copy.machine.local.as(Tally.self)
+          guard local == tally else {
             throw failure(
-              "\(client.id) shows \(machine.local.counts.count) mutations, the broker \(tally.counts.count)"
+              "\(client.id) shows \(local.counts.count) mutations, the broker \(tally.counts.count)"
             )
           }
         }

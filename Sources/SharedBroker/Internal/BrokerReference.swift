@@ -10,17 +10,17 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, KeyR
   @unchecked Sendable
 {
   let key: String
-  let slot: KeySlot<Value>
+  let slot: KeySlot
   private let storage: ClientStorage
   private weak var client: BrokerClient?
   private let notifier: ReferenceNotifier<Value>
 
-  init(slot: KeySlot<Value>, storage: ClientStorage, client: BrokerClient) {
+  init(slot: KeySlot, storage: ClientStorage, client: BrokerClient) {
     key = slot.key
     self.slot = slot
     self.storage = storage
     self.client = client
-    notifier = ReferenceNotifier(initialValue: slot.machine.local) { [key] in
+    notifier = ReferenceNotifier(initialValue: slot.machine.local.as(Value.self)) { [key] in
       ".broker(\(String(reflecting: key)))"
     }
   }
@@ -38,7 +38,7 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, KeyR
     return liveValue
   }
 
-  var liveValue: Value { storage.value(slot, of: self) }
+  var liveValue: Value { storage.value(slot, of: self, as: Value.self) }
 
   func access() {
     notifier.access()
@@ -60,7 +60,7 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, KeyR
   }
 
   /// The value and its errors, from one locked read.
-  private var liveReading: SharedReading<Value> { storage.reading(slot, of: self) }
+  private var liveReading: SharedReading<Value> { storage.reading(slot, of: self, as: Value.self) }
 
   func withLock<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
     if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {

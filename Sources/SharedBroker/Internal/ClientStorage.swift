@@ -1,6 +1,6 @@
 import Foundation
-internal import Sharing
 internal import OrderedCollections
+internal import Sharing
 
 /// A ``BrokerClient``'s one lock and what it guards: the ``ClientStateMachine``, with every key's
 /// ``KeyStateMachine`` in it, and the references of the keys. Every call feeds the machine and
@@ -47,14 +47,16 @@ final class ClientStorage: @unchecked Sendable {
   /// Applies a mutation to the local value of `reference`'s key, which shows it at once; it
   /// stays pending until the broker confirms it. Returns what `body` returned, and whether the
   /// I/O thread must be woken to send it.
-  func mutate<Value, R>(
-    _ slot: KeySlot<Value>, of reference: AnyObject,
+  func mutate<Value: Sendable & Equatable, R>(
+    _ slot: KeySlot, of reference: AnyObject,
     _ body: @escaping @Sendable (inout Value) throws -> R
   ) rethrows -> (result: R, wake: Bool) {
     try lock.withLock {
       let replaced = slot.catchUp()
-      SharedChangeTracker.current?.recordOldValue(replaced ?? slot.machine.local, of: reference)
-      var value = slot.machine.local
+      if let tracker = SharedChangeTracker.current {
+        tracker.recordOldValue((replaced ?? slot.machine.local).as(Value.self), of: reference)
+      }
+      var value = slot.machine.local.as(Value.self)
       // Run here, not inside the machine, so that it may read shared values.
       let result = try body(&value)
       slot.machine.record(value) { value in _ = try? body(&value) }
@@ -63,28 +65,32 @@ final class ClientStorage: @unchecked Sendable {
   }
 
   /// The local value of `reference`'s key.
-  func value<Value>(_ slot: KeySlot<Value>, of reference: AnyObject) -> Value {
+  func value<Value>(_ slot: KeySlot, of reference: AnyObject, as type: Value.Type)
+    -> Value
+  {
     lock.withLock {
-      catchUp(slot, of: reference)
-      return slot.machine.local
+      catchUp(slot, of: reference, as: type)
+      return slot.machine.local.as(type)
     }
   }
 
   /// The local value of `reference`'s key and its errors, read at once.
-  func reading<Value>(_ slot: KeySlot<Value>, of reference: AnyObject) -> SharedReading<Value> {
+  func reading<Value>(_ slot: KeySlot, of reference: AnyObject, as type: Value.Type)
+    -> SharedReading<Value>
+  {
     lock.withLock {
-      catchUp(slot, of: reference)
+      catchUp(slot, of: reference, as: type)
       return SharedReading(
-        value: slot.machine.local, isLoading: !slot.machine.hasSnapshot,
+        value: slot.machine.local.as(type), isLoading: !slot.machine.hasSnapshot,
         loadError: slot.machine.loadError, saveError: slot.machine.saveError)
     }
   }
 
   /// Brings the key's value up to date; a test store's assertion starts from the value it
   /// replaced.
-  private func catchUp<Value>(_ slot: KeySlot<Value>, of reference: AnyObject) {
-    if let replaced = slot.catchUp() {
-      SharedChangeTracker.current?.recordOldValue(replaced, of: reference)
+  private func catchUp<Value>(_ slot: KeySlot, of reference: AnyObject, as type: Value.Type) {
+    if let replaced = slot.catchUp(), let tracker = SharedChangeTracker.current {
+      tracker.recordOldValue(replaced.as(type), of: reference)
     }
   }
 

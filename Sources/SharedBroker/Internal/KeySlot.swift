@@ -1,14 +1,14 @@
-/// One key's ``KeyStateMachine`` in a box, so that the ``ClientStateMachine`` reaches every key
-/// whatever its value type, and the key's reference reaches its own with its type. It has no
+/// One key's ``KeyStateMachine`` in a box, which the ``ClientStateMachine`` and the key's
+/// reference share. It has no
 /// lock and tells no one: the ``ClientStorage``'s lock guards every slot, and the storage carries
 /// out what the machines ask for. It runs the user's mutations when a rebase is due, outside the
 /// machine's access, so that a mutation may read shared values.
-final class KeySlot<Value: Sendable & Equatable>: BrokerChannel, @unchecked Sendable {
-  var machine: KeyStateMachine<Value>
+final class KeySlot: BrokerChannel, @unchecked Sendable {
+  var machine: KeyStateMachine
   /// A rebase runs: a mutation that reads the key meanwhile sees the value before it.
   private var rebasing = false
 
-  init(_ machine: KeyStateMachine<Value>) {
+  init(_ machine: KeyStateMachine) {
     self.machine = machine
   }
 
@@ -39,11 +39,11 @@ final class KeySlot<Value: Sendable & Equatable>: BrokerChannel, @unchecked Send
   /// pending mutations on it here, outside the machine, so that a mutation may read shared
   /// values, its own key's too. Returns the local value it replaced, if it changed.
   @discardableResult
-  func catchUp() -> Value? {
+  func catchUp() -> KeyValue? {
     guard !rebasing else { return nil }
     rebasing = true
     defer { rebasing = false }
-    var replaced: Value?
+    var replaced: KeyValue?
     // A mutation that itself mutates the key makes its rebase stale; after a few tries the
     // rebase stays due, for the next read or event.
     for _ in 0..<3 {

@@ -27,18 +27,21 @@ import Foundation
 /// mutation is applied twice or dropped. The window of writes in flight works like TCP's
 /// congestion window: it starts at the maximum, falls to 1 on a rejection (the key is
 /// contended), and grows by one with every applied write.
-struct KeyStateMachine<Value: Sendable & Equatable> {
+///
+/// **The type.** The machine holds values as ``KeyValue``s, whatever their type (see there why
+/// it is not generic); the key's reference takes out the typed value.
+struct KeyStateMachine {
 
   /// A mutation of the user's, kept until the broker confirms it.
   struct Pending {
     let sequence: UInt64
-    let mutation: @Sendable (inout Value) -> Void
+    let mutation: @Sendable (inout KeyValue) -> Void
   }
 
   /// What re-applying the pending mutations on a newer confirmed value needs.
   struct Rebase {
     /// The newest confirmed value.
-    let base: Value
+    let base: KeyValue
     /// The mutations to re-apply on it, in order.
     let pending: [Pending]
     /// The machine's state it was taken in, to tell a result that no longer applies.
@@ -48,7 +51,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   private struct SentWrite {
     let id: UInt64
     let coversThrough: UInt64
-    let value: Value
+    let value: KeyValue
     /// The version the write makes if the broker applies it.
     let version: UInt64
   }
@@ -56,13 +59,15 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   let key: String
   /// This client's id, which tells its own writes from others' on the PUB stream.
   private let clientID: String
-  private let codec: BrokerCodec<Value>
+  private let codec: BrokerCodec<KeyValue>
+  /// The value type's name, for errors.
+  private let typeName: String
   private let heartbeat: Duration
   private let maxWindow: Int
 
   private(set) var phase = KeyPhase.idle
   /// The local value: confirmed + pending, once brought up to date (``rebaseDue()``).
-  private(set) var local: Value
+  private(set) var local: KeyValue
   private(set) var loadError: (any Error)?
   private(set) var saveError: (any Error)?
   /// A snapshot arrived, and no reload was asked for since.
@@ -71,7 +76,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   private var unnotified = false
 
   /// The last value the broker confirmed (once brought up to date).
-  private(set) var confirmed: Value
+  private(set) var confirmed: KeyValue
   /// The version of `confirmed`, on the broker run `instance` (versions count per run).
   private(set) var version: UInt64 = 0
   private(set) var instance: String?
@@ -99,18 +104,22 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   /// The writes seen applied, for a copy offered to a broker that lost the key.
   private var writers = RecentWriters()
 
-  init(
+  init<Value: Sendable & Equatable>(
     key: String, clientID: String, initialValue: Value, codec: BrokerCodec<Value>,
     heartbeat: Duration,
     maxWritesInFlight: Int
   ) {
     self.key = key
     self.clientID = clientID
-    self.codec = codec
+    self.codec = BrokerCodec(
+      decode: { KeyValue(try codec.decode($0)) },
+      encode: { try codec.encode($0.as(Value.self)) }
+    )
+    typeName = "\(Value.self)"
     self.heartbeat = heartbeat
     self.maxWindow = maxWritesInFlight
-    confirmed = initialValue
-    local = initialValue
+    confirmed = KeyValue(initialValue)
+    local = confirmed
   }
 
   /// Mutations the broker has not confirmed.
@@ -143,9 +152,16 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   /// Records a mutation of the user's: `value` is what it made of the local value (brought up to
   /// date first, ``rebaseDue()``), and it stays pending until confirmed. The caller ran it, outside
   /// the machine, so that it may read shared values, and tells the observers afterwards.
-  mutating func record(_ value: Value, by mutation: @escaping @Sendable (inout Value) -> Void) {
-    local = value
-    pending.append(Pending(sequence: nextSequence, mutation: mutation))
+  mutating func record<Value: Sendable & Equatable>(
+    _ value: Value, by mutation: @escaping @Sendable (inout Value) -> Void
+  ) {
+    local = KeyValue(value)
+    let erased: @Sendable (inout KeyValue) -> Void = { value in
+      var typed = value.as(Value.self)
+      mutation(&typed)
+      value = KeyValue(typed)
+    }
+    pending.append(Pending(sequence: nextSequence, mutation: erased))
     nextSequence += 1
     unnotified = false
   }
@@ -207,7 +223,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   /// (``unnotified``); returns the value it replaced, if it did (a test store's assertion
   /// starts from it). A result that no longer applies (a mutation was recorded, or a newer
   /// value confirmed, while it ran) is dropped, and the rebase stays due.
-  mutating func rebased(_ value: Value, _ rebase: Rebase) -> Value? {
+  mutating func rebased(_ value: KeyValue, _ rebase: Rebase) -> KeyValue? {
     guard rebase.stamp == (nextSequence, version), !hasUndecodedValue else { return nil }
     needsRebase = false
     guard value != local else { return nil }
@@ -236,7 +252,7 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
         // Keep the last good value; the next write of ours replaces the bad one.
         loadError = BrokerError(
           .undecodableValue, key: key,
-          "The broker's value for \"\(key)\" is not a \(Value.self): \(error)"
+          "The broker's value for \"\(key)\" is not a \(typeName): \(error)"
         )
       }
       // Observers show the error next to the value: its coming and going is news to them too.
@@ -464,10 +480,10 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
     }
     saveError = nil
     acknowledge(through: own.coversThrough)
-    sent.removePrefix(index + 1)
+    sent.removeFirst(index + 1)
     // The broker's record of our last write is now past them: they can never apply.
     if let newest = unresolved.lastIndex(where: { $0.id < write }) {
-      unresolved.removePrefix(newest + 1)
+      unresolved.removeFirst(newest + 1)
     }
     if let narrowed = window { window = narrowed + 1 >= maxWindow ? nil : narrowed + 1 }
     return true
@@ -477,18 +493,18 @@ struct KeyStateMachine<Value: Sendable & Equatable> {
   private mutating func acknowledge(applied lastWrite: UInt64) {
     if let newest = sent.lastIndex(where: { $0.id <= lastWrite }) {
       acknowledge(through: sent[newest].coversThrough)
-      sent.removePrefix(newest + 1)
+      sent.removeFirst(newest + 1)
     }
     if let newest = unresolved.lastIndex(where: { $0.id <= lastWrite }) {
       acknowledge(through: unresolved[newest].coversThrough)
-      unresolved.removePrefix(newest + 1)
+      unresolved.removeFirst(newest + 1)
     }
   }
 
   private mutating func acknowledge(through sequence: UInt64) {
     // `pending` is in sequence order, so the confirmed ones are a prefix.
     let confirmed = pending.firstIndex { $0.sequence > sequence } ?? pending.count
-    pending.removePrefix(confirmed)
+    pending.removeFirst(confirmed)
     confirmedThrough = max(confirmedThrough, sequence)
   }
 
@@ -536,8 +552,7 @@ struct KeyOutput {
   var changed = false
 }
 
-/// Where a key stands with the broker, per connection (outside the generic machine, so that
-/// comparing phases needs no generic metadata).
+/// Where a key stands with the broker, per connection.
 enum KeyPhase: Equatable {
   /// Not connected: nothing is sent.
   case idle

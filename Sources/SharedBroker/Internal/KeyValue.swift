@@ -1,0 +1,31 @@
+/// A `.broker` key's value with its type erased, as the ``KeyStateMachine`` holds it: the key's
+/// reference, which knows the type, takes the typed value out with ``as(_:)``.
+///
+/// Why not a generic machine: the client library is compiled once, never specialized for the
+/// user's value type, and unspecialized code asks the Swift runtime for the metadata of every
+/// generic type it touches (`KeyStateMachine<Value>`, its nested types, their optionals), a
+/// hash lookup each time, many per received update. An existential costs one type check where
+/// the typed value is taken out.
+struct KeyValue: Sendable, Equatable {
+  private let base: any Sendable & Equatable
+
+  init(_ value: some Sendable & Equatable) {
+    base = value
+  }
+
+  /// The value, which must be a `Value`: a key is mirrored with one value type.
+  func `as`<Value>(_ type: Value.Type) -> Value {
+    base as! Value
+  }
+
+  static func == (lhs: KeyValue, rhs: KeyValue) -> Bool {
+    lhs.base.isEqual(to: rhs.base)
+  }
+}
+
+extension Equatable {
+  fileprivate func isEqual(to other: any Equatable) -> Bool {
+    guard let other = other as? Self else { return false }
+    return self == other
+  }
+}
