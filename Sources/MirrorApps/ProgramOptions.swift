@@ -43,9 +43,9 @@ public struct ProgramOptions: ParsableArguments {
   @Option(name: .customLong("print"), help: "Print the state as text or json.")
   public var format: PrintFormat = .text
 
-  // Unconditional: a Z85 key may begin with "-" and must not be taken for an option.
+  // A Z85 key may begin with "-": see `commandLine(_:)`.
   @Option(
-    name: .customLong("curve-server-key"), parsing: .unconditional,
+    name: .customLong("curve-server-key"),
     help: "The broker's CURVE public key, Z85 (env SHARED_BROKER_SERVER_KEY)."
   )
   var curveServerKeyOption: String?
@@ -98,6 +98,28 @@ public struct ProgramOptions: ParsableArguments {
       throw ValidationError("--curve-server-key and --curve-key-file go together.")
     }
     _ = try curveCredentials()
+  }
+
+  /// `arguments` as ArgumentParser can take them: `--curve-server-key KEY` becomes
+  /// `--curve-server-key=KEY`. A Z85 key may begin with "-", "-=" or "--", and ArgumentParser
+  /// rejects an argument beginning with "-=" or "--=" as a malformed option wherever it
+  /// stands, before it looks for an option's value.
+  public static func commandLine(_ arguments: [String]) -> [String] {
+    var joined: [String] = []
+    var rest = arguments[...]
+    while let argument = rest.popFirst() {
+      if argument == "--" {
+        joined.append(argument)
+        joined.append(contentsOf: rest)
+        break
+      }
+      if argument == "--curve-server-key", let key = rest.popFirst() {
+        joined.append("\(argument)=\(key)")
+      } else {
+        joined.append(argument)
+      }
+    }
+    return joined
   }
 
   /// The CURVE credentials from ``curveServerKey`` and ``curveKeyFile``, if given.

@@ -15,6 +15,10 @@ struct CounterCommand: AsyncParsableCommand {
 
   @OptionGroup var options: ProgramOptions
 
+  static func main() async {
+    await main(ProgramOptions.commandLine(Array(CommandLine.arguments.dropFirst())))
+  }
+
   @Option(parsing: .unconditional, help: "Tap + every this many seconds (for unattended demos).")
   var autoplay: Double?
 

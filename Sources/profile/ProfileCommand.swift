@@ -15,6 +15,10 @@ struct ProfileCommand: AsyncParsableCommand {
 
   @OptionGroup var options: ProgramOptions
 
+  static func main() async {
+    await main(ProgramOptions.commandLine(Array(CommandLine.arguments.dropFirst())))
+  }
+
   @Flag(help: "Print the current value and exit.")
   var once = false
 

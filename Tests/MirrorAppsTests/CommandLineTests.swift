@@ -34,6 +34,9 @@ struct CommandLineTests {
     ("counter", ["--broker", "tcp://127.0.0.1:5555,127.0.0.1:6555"], "several separated by commas"),
     ("counter", ["--broker", "tcp://127.0.0.1:5555;tcp://127.0.0.1:6555"], "several separated by commas"),
     ("profile", ["--broker", "tcp://127.0.0.1:notaport,tcp://127.0.0.1:6555"], "several separated by commas"),
+    // A key beginning with "-=" or "--=" is the key's value, not a malformed option.
+    ("counter", ["--curve-server-key", "-=" + String(repeating: "a", count: 38), "--curve-key-file", "/nonexistent"], "Cannot read the CURVE keys"),
+    ("profile", ["--curve-server-key", "--=" + String(repeating: "a", count: 37), "--curve-key-file", "/nonexistent"], "Cannot read the CURVE keys"),
   ])
   func badValuesAreUsageErrors(program: String, arguments: [String], message: String) async throws {
     let (status, output) = try await run(program, arguments)
