@@ -177,6 +177,8 @@ struct ClusterTests {
       let (values, seen) = AsyncStream.makeStream(of: String.self)
       let start = revisions[0]
       let watching = Task {
+        // A watch that fails ends the stream, so the loop below stops and the failure shows.
+        defer { seen.finish() }
         try await client.watch(prefix: Data("/watched/".utf8), from: start) { batch in
           for change in batch.changes { seen.yield(String(decoding: change.value, as: UTF8.self)) }
         }
@@ -204,10 +206,25 @@ struct ClusterTests {
           etcd.clientURLs[0], String(revisions[2]),
         ])
       #expect(status == 0, "\(output)")
-      do {
-        try await client.watch(prefix: Data("/watched/".utf8), from: start) { _ in }
-      } catch EtcdError.compacted(let revision) {
-        #expect(revision == revisions[2])
+      // From a compacted revision the watch must fail at once; changes instead end it too (its
+      // first batch, which says the watch was created, has none).
+      let (batches, delivers) = AsyncStream.makeStream(of: Int.self)
+      let fromCompacted = Task {
+        defer { delivers.finish() }
+        try await client.watch(prefix: Data("/watched/".utf8), from: start) { batch in
+          if !batch.changes.isEmpty { delivers.yield(batch.changes.count) }
+        }
+      }
+      for await count in batches {
+        Issue.record("a watch from a compacted revision delivered \(count) changes")
+        fromCompacted.cancel()
+      }
+      if case .failure(let error) = await fromCompacted.result {
+        if case EtcdError.compacted(let revision) = error {
+          #expect(revision == revisions[2])
+        } else {
+          Issue.record("expected compacted, got \(error)")
+        }
       }
     }
   }
