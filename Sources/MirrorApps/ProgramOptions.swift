@@ -125,17 +125,19 @@ public struct ProgramOptions: ParsableArguments {
   /// The CURVE credentials from ``curveServerKey`` and ``curveKeyFile``, if given.
   public func curveCredentials() throws -> BrokerClient.CurveCredentials? {
     guard let curveServerKey, let curveKeyFile else { return nil }
+    let pair: CurveKeyPair
     do {
-      let secret = try String(contentsOfFile: curveKeyFile, encoding: .utf8)
-        .trimmingCharacters(in: .whitespacesAndNewlines)
-      let pair = try CurveKeyPair(secretKey: secret)
-      _ = try CurveKeyPair.decode(curveServerKey)
-      return BrokerClient.CurveCredentials(
-        serverPublicKey: curveServerKey, publicKey: pair.publicKey, secretKey: pair.secretKey
-      )
+      pair = try CurveKeyPair(secretKeyFile: curveKeyFile)
     } catch {
-      throw ValidationError("Cannot read the CURVE keys: \(error)")
+      throw ValidationError("Cannot use --curve-key-file \(error).")
     }
+    guard (try? CurveKeyPair.decode(curveServerKey)) != nil else {
+      throw ValidationError(
+        "--curve-server-key is not a CURVE public key: 40 Z85 characters, the broker's .pub file.")
+    }
+    return BrokerClient.CurveCredentials(
+      serverPublicKey: curveServerKey, publicKey: pair.publicKey, secretKey: pair.secretKey
+    )
   }
 
   /// ``timeout`` as a duration.

@@ -1,4 +1,5 @@
 internal import CZeroMQ
+import Foundation
 
 /// A CURVE key pair as Z85 text (40 characters each), the form ZeroMQ tools and config files use.
 ///
@@ -31,6 +32,21 @@ public struct CurveKeyPair: Equatable, Sendable {
     var publicKey = [CChar](repeating: 0, count: 41)
     try zmqCall("zmq_curve_public") { zmq_curve_public(&publicKey, secretKey) }
     self.init(publicKey: Self.text(publicKey), secretKey: secretKey)
+  }
+
+  /// The key pair of the secret key in the file at `path`, as `broker keygen` writes it (white
+  /// space around the key is ignored).
+  ///
+  /// - Throws: ``CurveKeyFileError`` naming the file and whether it is missing, unreadable, or
+  ///   does not hold a secret key.
+  public init(secretKeyFile path: String) throws(CurveKeyFileError) {
+    let text = try CurveKeyFileError.text(of: path).trimmingCharacters(in: .whitespacesAndNewlines)
+    do {
+      try self.init(secretKey: text)
+    } catch {
+      throw CurveKeyFileError(
+        path: path, reason: "does not hold a CURVE secret key (40 Z85 characters)")
+    }
   }
 
   private init(publicKey: String, secretKey: String) {

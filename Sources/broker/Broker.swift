@@ -146,17 +146,23 @@ struct Broker: AsyncParsableCommand {
   private func curveSecurity() throws -> BrokerConfiguration.CurveSecurity? {
     guard let curveSecretFile, let allowKeys else { return nil }
     do {
-      let secret = try String(contentsOfFile: curveSecretFile, encoding: .utf8)
-        .trimmingCharacters(in: .whitespacesAndNewlines)
-      _ = try CurveKeyPair(secretKey: secret)
-      let keys = try String(contentsOfFile: allowKeys, encoding: .utf8)
-        .split(separator: "\n")
-        .map { $0.trimmingCharacters(in: .whitespaces) }
-        .filter { !$0.isEmpty && !$0.hasPrefix("#") }
-      for key in keys { _ = try CurveKeyPair.decode(key) }
-      return BrokerConfiguration.CurveSecurity(secretKey: secret, allowedClientKeys: Set(keys))
+      let secret = try CurveKeyPair(secretKeyFile: curveSecretFile).secretKey
+      let lines = try CurveKeyFileError.text(of: allowKeys).split(
+        separator: "\n", omittingEmptySubsequences: false)
+      var keys: Set<String> = []
+      for (number, line) in lines.enumerated() {
+        let key = line.trimmingCharacters(in: .whitespaces)
+        guard !key.isEmpty, !key.hasPrefix("#") else { continue }
+        guard (try? CurveKeyPair.decode(key)) != nil else {
+          throw CurveKeyFileError(
+            path: allowKeys,
+            reason: "line \(number + 1) is not a CURVE public key (40 Z85 characters)")
+        }
+        keys.insert(key)
+      }
+      return BrokerConfiguration.CurveSecurity(secretKey: secret, allowedClientKeys: keys)
     } catch {
-      throw ValidationError("Cannot read the CURVE keys: \(error)")
+      throw ValidationError("Cannot use the CURVE keys: \(error).")
     }
   }
 
@@ -237,6 +243,21 @@ struct Keygen: ParsableCommand {
 
   @Argument(help: "Writes PREFIX.key (secret, mode 600) and PREFIX.pub (public).")
   var prefix: String
+
+  @Flag(help: "Replace an existing PREFIX.key and PREFIX.pub.")
+  var force = false
+
+  // A broker's replaced key locks out every client configured with the old public one.
+  func validate() throws {
+    let existing = [prefix + ".key", prefix + ".pub"].filter(FileManager.default.fileExists)
+    if !force, let path = existing.first {
+      throw ValidationError("\(path) already exists; keep it, or replace the pair with --force.")
+    }
+    let directory = URL(fileURLWithPath: prefix).deletingLastPathComponent().path
+    guard FileManager.default.isWritableFile(atPath: directory) else {
+      throw ValidationError("Cannot write into \(directory): no such directory, or not writable.")
+    }
+  }
 
   func run() throws {
     let pair = try CurveKeyPair.generate()

@@ -34,9 +34,12 @@ struct CommandLineTests {
     ("counter", ["--broker", "tcp://127.0.0.1:5555,127.0.0.1:6555"], "several separated by commas"),
     ("counter", ["--broker", "tcp://127.0.0.1:5555;tcp://127.0.0.1:6555"], "several separated by commas"),
     ("profile", ["--broker", "tcp://127.0.0.1:notaport,tcp://127.0.0.1:6555"], "several separated by commas"),
+    ("counter", ["--curve-server-key", String(repeating: "a", count: 41), "--curve-key-file", "/etc/passwd"], "--curve-key-file \"/etc/passwd\": does not hold a CURVE secret key"),
+    ("broker", ["--curve-secret-file", "/nonexistent", "--allow-keys", "/nonexistent"], "Cannot use the CURVE keys: \"/nonexistent\": no such file"),
+    ("broker", ["keygen", "/nonexistent/dir/key"], "Cannot write into /nonexistent/dir: no such directory"),
     // A key beginning with "-=" or "--=" is the key's value, not a malformed option.
-    ("counter", ["--curve-server-key", "-=" + String(repeating: "a", count: 38), "--curve-key-file", "/nonexistent"], "Cannot read the CURVE keys"),
-    ("profile", ["--curve-server-key", "--=" + String(repeating: "a", count: 37), "--curve-key-file", "/nonexistent"], "Cannot read the CURVE keys"),
+    ("counter", ["--curve-server-key", "-=" + String(repeating: "a", count: 38), "--curve-key-file", "/nonexistent"], "Cannot use --curve-key-file \"/nonexistent\": no such file"),
+    ("profile", ["--curve-server-key", "--=" + String(repeating: "a", count: 37), "--curve-key-file", "/nonexistent"], "Cannot use --curve-key-file \"/nonexistent\": no such file"),
   ])
   func badValuesAreUsageErrors(program: String, arguments: [String], message: String) async throws {
     let (status, output) = try await run(program, arguments)

@@ -5,6 +5,26 @@ import TestSupport
 /// `broker keygen`, a broker with an allow-list, and programs with and without keys.
 @Suite(.timeLimit(.minutes(1)))
 struct CurveProgramsTests {
+  /// A second `broker keygen` of the same name would lock out every client configured with the
+  /// first public key: it refuses unless told `--force`.
+  @Test func keygenKeepsAnExistingPair() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keygen-\(UUID())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let broker = productsDirectory.appendingPathComponent("broker").path
+    let prefix = directory.appendingPathComponent("server").path
+    #expect(try await runCommand(broker, ["keygen", prefix]).status == 0)
+    let first = try String(contentsOfFile: prefix + ".key", encoding: .utf8)
+
+    let again = try await runCommand(broker, ["keygen", prefix])
+    #expect(again.status == 64)
+    #expect(again.output.contains("server.key already exists"), "\(again.output)")
+    #expect(try String(contentsOfFile: prefix + ".key", encoding: .utf8) == first)
+
+    #expect(try await runCommand(broker, ["keygen", prefix, "--force"]).status == 0)
+    #expect(try String(contentsOfFile: prefix + ".key", encoding: .utf8) != first)
+  }
+
   @Test func onlyListedClientKeysGetIn() async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curve-\(UUID())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
