@@ -49,9 +49,9 @@ public struct Script: Equatable, Sendable {
         count = repeats
       }
       guard commands.contains(command) else {
+        let known = commands.sorted().joined(separator: ", ")
         throw ScriptError(
-          item: item, reason: "unknown command (expected \(commands.sorted().joined(separator: ", ")), wait:MS)"
-        )
+          item: item, reason: "unknown command (expected \(known), wait:MS, or CMDxN to repeat one)")
       }
       steps.append(contentsOf: repeatElement(.command(command), count: count))
     }
