@@ -176,6 +176,7 @@ public final class BrokerServer: Service, Sendable {
     bound.wait()
     let endpoints = try ready.withLock { $0! }.get()
     phase.withLock { $0 = .running(thread, wake, endpoints) }
+    let curve = configuration.curve.map { "on, allow-list of \($0.allowedClientKeys.count)" }
     logger.info(
       "Broker listening",
       metadata: [
@@ -183,6 +184,7 @@ public final class BrokerServer: Service, Sendable {
         "data": "\(cluster != nil ? "cluster" : configuration.dataDirectory?.path ?? "memory only")",
         "instance": "\(machine.instance)",
         "keys": "\(machine.statistics.keys)",
+        "curve": "\(curve ?? "off")",
       ]
     )
     return endpoints

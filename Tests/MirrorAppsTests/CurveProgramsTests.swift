@@ -42,6 +42,7 @@ struct CurveProgramsTests {
       "--curve-secret-file", path("server.key"), "--allow-keys", path("allowed.txt"),
     ])
     defer { broker.signal(SIGTERM) }
+    #expect(await broker.waitForOutput(containing: "curve=on, allow-list of 1") != nil)
 
     let allowed = try await ChildProcess("counter", [
       "--broker", router, "--script", "+x3", "--print", "json",
