@@ -40,13 +40,27 @@ public struct CurveKeyPair: Equatable, Sendable {
   /// - Throws: ``CurveKeyFileError`` naming the file and whether it is missing, unreadable, or
   ///   does not hold a secret key.
   public init(secretKeyFile path: String) throws(CurveKeyFileError) {
-    let text = try CurveKeyFileError.text(of: path).trimmingCharacters(in: .whitespacesAndNewlines)
+    let text = try Self.text(ofKeyFile: path).trimmingCharacters(in: .whitespacesAndNewlines)
     do {
       try self.init(secretKey: text)
     } catch {
       throw CurveKeyFileError(
         path: path, reason: "does not hold a CURVE secret key (40 Z85 characters)")
     }
+  }
+
+  /// The text of the key file (or allow list) at `path`, or an error that says whether it is
+  /// missing or unreadable.
+  public static func text(ofKeyFile path: String) throws(CurveKeyFileError) -> String {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+      throw CurveKeyFileError(path: path, reason: "no such file")
+    }
+    guard !isDirectory.boolValue else { throw CurveKeyFileError(path: path, reason: "a directory") }
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw CurveKeyFileError(path: path, reason: "cannot be read (permissions?)")
+    }
+    return String(decoding: data, as: UTF8.self)
   }
 
   private init(publicKey: String, secretKey: String) {

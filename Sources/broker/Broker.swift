@@ -147,7 +147,7 @@ struct Broker: AsyncParsableCommand {
     guard let curveSecretFile, let allowKeys else { return nil }
     do {
       let secret = try CurveKeyPair(secretKeyFile: curveSecretFile).secretKey
-      let lines = try CurveKeyFileError.text(of: allowKeys).split(
+      let lines = try CurveKeyPair.text(ofKeyFile: allowKeys).split(
         separator: "\n", omittingEmptySubsequences: false)
       var keys: Set<String> = []
       for (number, line) in lines.enumerated() {
@@ -249,8 +249,8 @@ struct Keygen: ParsableCommand {
 
   // A broker's replaced key locks out every client configured with the old public one.
   func validate() throws {
-    let existing = [prefix + ".key", prefix + ".pub"].filter(FileManager.default.fileExists)
-    if !force, let path = existing.first {
+    let paths = [prefix + ".key", prefix + ".pub"]
+    if !force, let path = paths.first(where: FileManager.default.fileExists) {
       throw ValidationError("\(path) already exists; keep it, or replace the pair with --force.")
     }
     let directory = URL(fileURLWithPath: prefix).deletingLastPathComponent().path

@@ -1,8 +1,7 @@
 /// One key's ``KeyStateMachine`` in a box, which the ``ClientStateMachine`` and the key's
-/// reference share. It has no
-/// lock and tells no one: the ``ClientStorage``'s lock guards every slot, and the storage carries
-/// out what the machines ask for. It runs the user's mutations when a rebase is due, outside the
-/// machine's access, so that a mutation may read shared values.
+/// reference share. It has no lock and tells no one: the ``ClientStorage``'s lock guards every
+/// slot, and the storage carries out what the machines ask for. It runs the user's mutations
+/// when a rebase is due, outside the machine's access, so that a mutation may read shared values.
 final class KeySlot: BrokerChannel, @unchecked Sendable {
   var machine: KeyStateMachine
   /// A rebase runs: a mutation that reads the key meanwhile sees the value before it.
