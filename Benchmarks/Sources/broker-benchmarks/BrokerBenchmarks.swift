@@ -82,8 +82,8 @@ enum BrokerBenchmarks {
           broker: broker, writers: writers, keys: keys, window: 4, seconds: seconds, tag: tag)
         let sequential =
           writers == 1
-          ? try runner.pipelinedWrites(
-            broker: broker, writers: 1, keys: 1, window: 1, seconds: seconds, tag: tag + "-seq")
+          ? try await runner.sequentialWrites(
+            broker: broker, store: etcd.store, slices: 8, seconds: seconds / 8, tag: tag)
           : nil
         broker.stop()
         let direct = try await runner.etcdTransactions(
@@ -98,8 +98,8 @@ enum BrokerBenchmarks {
         row.pings += through.pings
         row.exact = row.exact && through.acknowledged == through.versions
         if let sequential {
-          row.sequential.append(median(sequential.latencies))
-          row.etcdSequential.append(median(direct.latencies))
+          row.sequential.append(median(sequential.broker))
+          row.etcdSequential.append(median(sequential.etcd))
         }
       }
       rows.append(row)

@@ -205,6 +205,40 @@ extension Runs {
     return (Double(runs.map(\.0).reduce(0, +)) / elapsed, runs.flatMap(\.1))
   }
 
+  /// A single writer's sequential confirmed writes through `broker` and etcd's own transactions
+  /// from a plain client, in `slices` alternating slices of `seconds` each on the same cluster,
+  /// so that both meet the same etcd (its history grows, its leader's disk wanders); returns each
+  /// side's write latencies in µs.
+  func sequentialWrites(
+    broker: BrokerProcess, store: String, slices: Int, seconds: Double, tag: String
+  ) async throws -> (broker: [Double], etcd: [Double]) {
+    var throughBroker: [Double] = []
+    var direct: [Double] = []
+    for slice in 0..<slices {
+      // Each slice is a new client on a new key: a client's write ids start again at 1.
+      let sliceTag = "\(tag)-seq\(slice)"
+      func viaBroker() throws {
+        throughBroker += try pipelinedWrites(
+          broker: broker, writers: 1, keys: 1, window: 1, seconds: seconds, tag: sliceTag
+        ).latencies
+      }
+      func viaEtcd() async throws {
+        direct += try await etcdTransactions(
+          store: store, writers: 1, keys: 1, seconds: seconds, tag: sliceTag
+        ).latencies
+      }
+      // Either side goes first in turn, so neither always follows the other.
+      if slice.isMultiple(of: 2) {
+        try viaBroker()
+        try await viaEtcd()
+      } else {
+        try await viaEtcd()
+        try viaBroker()
+      }
+    }
+    return (throughBroker, direct)
+  }
+
   /// One short-lived client after another writes one key once, through a broker whose records
   /// expire after `timeout` seconds; returns the size of the key's record in etcd after 2,000
   /// clients and at the end, and the write latency (µs, median of 100) of the first and the last

@@ -262,7 +262,8 @@ struct Report {
       let ratio = zip(row.sequential, row.etcdSequential).map { $0 / $1 }
       lines += [
         "",
-        "A single writer's sequential confirmed write (one in flight): p50 "
+        "A single writer's sequential confirmed write (one in flight; the broker's and etcd's "
+          + "own in alternating slices of each run, on the same cluster): p50 "
           + "\(format(median(row.sequential))) µs through the broker, \(format(median(row.etcdSequential))) µs "
           + "for etcd's own transaction: **\(format(median(ratio), 2))×** (\(spread(ratio)))."
       ]
