@@ -183,9 +183,19 @@ let package = Package(
       dependencies: ["SharedBroker", "ZeroMQ"],
       swiftSettings: settings
     ),
+    .target(
+      name: "CurveCommandLine",
+      dependencies: [
+        "SharedBroker",
+        "ZeroMQ",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      swiftSettings: settings
+    ),
     .executableTarget(
       name: "broker",
       dependencies: [
+        "CurveCommandLine",
         "SharedBroker",
         "SharedBrokerCluster",
         "ZeroMQ",
@@ -206,6 +216,7 @@ let package = Package(
       dependencies: [
         "CaseStudies",
         "Composable",
+        "CurveCommandLine",
         "SharedBroker",
         "ZeroMQ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -218,14 +229,16 @@ let package = Package(
     .executableTarget(
       name: "counter",
       dependencies: [
-        "MirrorApps", "SharedBroker", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "CurveCommandLine", "MirrorApps", "SharedBroker",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: settings
     ),
     .executableTarget(
       name: "profile",
       dependencies: [
-        "MirrorApps", "SharedBroker", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "CurveCommandLine", "MirrorApps", "SharedBroker",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       swiftSettings: settings
     ),
@@ -295,7 +308,7 @@ let package = Package(
     .testTarget(
       name: "MirrorAppsTests",
       dependencies: [
-        "MirrorApps", "SharedBroker", "Sharing", "TestSupport",
+        "CurveCommandLine", "MirrorApps", "SharedBroker", "Sharing", "TestSupport",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Dependencies", package: "swift-dependencies"),
       ],

@@ -1,6 +1,7 @@
 import ArgumentParser
 public import CaseStudies
 public import Composable
+import CurveCommandLine
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -55,7 +56,7 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     logger.logLevel = .error
     let client = BrokerClient(
       endpoint: options.broker,
-      configuration: BrokerClient.Configuration(curve: try options.curveCredentials()),
+      configuration: BrokerClient.Configuration(curve: try options.curve.credentials()),
       logger: logger
     )
     defer { client.close() }

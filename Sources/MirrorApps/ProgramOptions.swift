@@ -1,7 +1,7 @@
 public import ArgumentParser
+public import CurveCommandLine
 import Foundation
-public import SharedBroker
-import ZeroMQ
+import SharedBroker
 
 /// The flags the counter and profile programs share (see the command-line contract in the
 /// README).
@@ -43,28 +43,8 @@ public struct ProgramOptions: ParsableArguments {
   @Option(name: .customLong("print"), help: "Print the state as text or json.")
   public var format: PrintFormat = .text
 
-  // A Z85 key may begin with "-": see `commandLine(_:)`.
-  @Option(
-    name: .customLong("curve-server-key"),
-    help: "The broker's CURVE public key, Z85 (env SHARED_BROKER_SERVER_KEY)."
-  )
-  var curveServerKeyOption: String?
-
-  @Option(
-    name: .customLong("curve-key-file"),
-    help: "File holding this client's CURVE secret key, Z85 (env SHARED_BROKER_KEY_FILE)."
-  )
-  var curveKeyFileOption: String?
-
-  /// The broker's CURVE public key: `--curve-server-key`, else the environment's.
-  public var curveServerKey: String? {
-    curveServerKeyOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_SERVER_KEY"]
-  }
-
-  /// This client's CURVE secret key file: `--curve-key-file`, else the environment's.
-  public var curveKeyFile: String? {
-    curveKeyFileOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_KEY_FILE"]
-  }
+  /// The CURVE keys, if the broker wants them.
+  @OptionGroup public var curve: CurveClientOptions
 
   /// How long to wait for the broker in script and once modes.
   // Unconditional: "--timeout -1" is a bad value, not a missing one.
@@ -94,50 +74,6 @@ public struct ProgramOptions: ParsableArguments {
           + "several separated by commas, not \"\(broker)\"."
       )
     }
-    guard (curveServerKey == nil) == (curveKeyFile == nil) else {
-      throw ValidationError("--curve-server-key and --curve-key-file go together.")
-    }
-    _ = try curveCredentials()
-  }
-
-  /// `arguments` as ArgumentParser can take them: `--curve-server-key KEY` becomes
-  /// `--curve-server-key=KEY`. A Z85 key may begin with "-", "-=" or "--", and ArgumentParser
-  /// rejects an argument beginning with "-=" or "--=" as a malformed option wherever it
-  /// stands, before it looks for an option's value.
-  public static func commandLine(_ arguments: [String]) -> [String] {
-    var joined: [String] = []
-    var rest = arguments[...]
-    while let argument = rest.popFirst() {
-      if argument == "--" {
-        joined.append(argument)
-        joined.append(contentsOf: rest)
-        break
-      }
-      if argument == "--curve-server-key", let key = rest.popFirst() {
-        joined.append("\(argument)=\(key)")
-      } else {
-        joined.append(argument)
-      }
-    }
-    return joined
-  }
-
-  /// The CURVE credentials from ``curveServerKey`` and ``curveKeyFile``, if given.
-  public func curveCredentials() throws -> BrokerClient.CurveCredentials? {
-    guard let curveServerKey, let curveKeyFile else { return nil }
-    let pair: CurveKeyPair
-    do {
-      pair = try CurveKeyPair(secretKeyFile: curveKeyFile)
-    } catch {
-      throw ValidationError("Cannot use --curve-key-file \(error).")
-    }
-    guard (try? CurveKeyPair.decode(curveServerKey)) != nil else {
-      throw ValidationError(
-        "--curve-server-key is not a CURVE public key: 40 Z85 characters, the broker's .pub file.")
-    }
-    return BrokerClient.CurveCredentials(
-      serverPublicKey: curveServerKey, publicKey: pair.publicKey, secretKey: pair.secretKey
-    )
   }
 
   /// ``timeout`` as a duration.

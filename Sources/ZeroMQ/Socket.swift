@@ -109,6 +109,17 @@ public final class Socket {
     try value.withUnsafeBytes { try setRaw(option.code, $0.baseAddress, $0.count) }
   }
 
+  /// Makes this socket a CURVE client of the server whose public key is `serverPublicKey`,
+  /// known to it by `publicKey` and `secretKey` (all Z85). libzmq takes options at `connect`, so
+  /// this comes before.
+  ///
+  /// - Throws: ``ZMQError`` when a key is not 40 Z85 characters or libzmq has no CURVE.
+  public func setCurveClient(serverPublicKey: String, publicKey: String, secretKey: String) throws {
+    try set(.curveServerKey, try CurveKeyPair.decode(serverPublicKey))
+    try set(.curvePublicKey, try CurveKeyPair.decode(publicKey))
+    try set(.curveSecretKey, try CurveKeyPair.decode(secretKey))
+  }
+
   /// Reads an integer option.
   public func get(_ option: SocketOption<Int32>) throws -> Int32 {
     var value: Int32 = 0

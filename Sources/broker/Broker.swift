@@ -1,4 +1,5 @@
 import ArgumentParser
+import CurveCommandLine
 import Foundation
 import Logging
 import Metrics
@@ -26,6 +27,10 @@ struct Broker: AsyncParsableCommand {
     version: SharedMirrorRelease.description,
     subcommands: [Keygen.self, Ping.self]
   )
+
+  static func main() async {
+    await main(CurveClientOptions.commandLine(Array(CommandLine.arguments.dropFirst())))
+  }
 
   @Option(help: "The ROUTER endpoint clients connect to (env SHARED_BROKER_LISTEN).")
   var listen = ProcessInfo.processInfo.environment["SHARED_BROKER_LISTEN"] ?? "tcp://0.0.0.0:5555"

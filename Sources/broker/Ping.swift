@@ -1,11 +1,13 @@
 import ArgumentParser
+import CurveCommandLine
 import Foundation
 import SharedBroker
 import ZeroMQ
 
 /// `broker ping [ENDPOINT]`: asks a broker whether it answers, as a health check. It sends one
 /// `PING` without `HELLO`, so the broker keeps no record of it (unlike a client, which it
-/// remembers for `--client-timeout`).
+/// remembers for `--client-timeout`). A broker with CURVE is asked with a client's keys, as
+/// `counter` and `profile` take them.
 struct Ping: ParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Exit 0 if the broker answers a PING in time, else 1 (a health check that leaves no client behind)."
@@ -16,6 +18,8 @@ struct Ping: ParsableCommand {
 
   @Option(parsing: .unconditional, help: "Seconds to wait for the answer.")
   var timeout: Double = 2
+
+  @OptionGroup var curve: CurveClientOptions
 
   // Checked here, not when connecting: `run()`'s errors come with the top-level usage.
   func validate() throws {
@@ -35,6 +39,12 @@ struct Ping: ParsableCommand {
     defer { socket.close() }
     try socket.set(.linger, 0)
     try socket.set(.receiveTimeout, Int32(timeout * 1_000))
+    // Before connecting: libzmq takes a socket's options at `connect`.
+    if let curve = try curve.credentials() {
+      try socket.setCurveClient(
+        serverPublicKey: curve.serverPublicKey, publicKey: curve.publicKey,
+        secretKey: curve.secretKey)
+    }
     do {
       try socket.connect(endpoint)
     } catch {
@@ -57,8 +67,13 @@ struct Ping: ParsableCommand {
         continue
       }
     }
+    // A CURVE broker drops a handshake it cannot accept without a word.
+    let hint =
+      curve.serverKey == nil
+      ? " (a broker with CURVE answers only a ping given --curve-server-key and --curve-key-file)"
+      : " (or it refused this key: is it on the broker's allow-list?)"
     FileHandle.standardError.write(
-      Data("broker ping: no answer from \(endpoint) within \(timeout) s\n".utf8)
+      Data("broker ping: no answer from \(endpoint) within \(timeout) s\(hint)\n".utf8)
     )
     throw ExitCode.failure
   }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CurveCommandLine
 import MirrorApps
 import SharedBroker
 
@@ -16,7 +17,7 @@ struct CounterCommand: AsyncParsableCommand {
   @OptionGroup var options: ProgramOptions
 
   static func main() async {
-    await main(ProgramOptions.commandLine(Array(CommandLine.arguments.dropFirst())))
+    await main(CurveClientOptions.commandLine(Array(CommandLine.arguments.dropFirst())))
   }
 
   @Option(parsing: .unconditional, help: "Tap + every this many seconds (for unattended demos).")

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CurveCommandLine
 import MirrorApps
 import SharedBroker
 
@@ -16,7 +17,7 @@ struct ProfileCommand: AsyncParsableCommand {
   @OptionGroup var options: ProgramOptions
 
   static func main() async {
-    await main(ProgramOptions.commandLine(Array(CommandLine.arguments.dropFirst())))
+    await main(CurveClientOptions.commandLine(Array(CommandLine.arguments.dropFirst())))
   }
 
   @Flag(help: "Print the current value and exit.")

@@ -76,6 +76,22 @@ struct CurveProgramsTests {
     }
     #expect(broker.printed.contains("Denied a client"))
 
+    // The health check, with the keys a client has, and without (those wait out their timeout).
+    let ping = { (timeout: String, extra: [String]) in
+      try await runCommand("\(bin)/broker", ["ping", router, "--timeout", timeout] + extra)
+    }
+    let answered = try await ping(
+      "10", ["--curve-server-key", serverKey, "--curve-key-file", path("client.key")])
+    #expect(answered.status == 0, "\(answered.output)")
+    #expect(answered.output.contains("broker at \(router) answered"), "\(answered.output)")
+    let plain = try await ping("0.5", [])
+    #expect(plain.status == 1)
+    #expect(plain.output.contains("a broker with CURVE answers only a ping given"), "\(plain.output)")
+    let stranger = try await ping(
+      "0.5", ["--curve-server-key", serverKey, "--curve-key-file", path("stranger.key")])
+    #expect(stranger.status == 1)
+    #expect(stranger.output.contains("is it on the broker's allow-list?"), "\(stranger.output)")
+
     // Running, a refused program shows why instead of `connecting` forever.
     let refused = try await ChildProcess("counter", [
       "--broker", router, "--curve-server-key", serverKey, "--curve-key-file", path("stranger.key"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CurveCommandLine
 import Foundation
 import MirrorApps
 import SharedBroker
@@ -17,8 +18,10 @@ import ZeroMQ
     let serverKey = try prefix + CurveKeyPair.generate().publicKey.dropFirst(prefix.count)
 
     let options = try ProgramOptions.parse(
-      ProgramOptions.commandLine(["--curve-server-key", serverKey, "--curve-key-file", file.path]))
-    #expect(options.curveServerKey == serverKey)
-    #expect(try options.curveCredentials()?.serverPublicKey == serverKey)
+      CurveClientOptions.commandLine([
+        "--curve-server-key", serverKey, "--curve-key-file", file.path,
+      ]))
+    #expect(options.curve.serverKey == serverKey)
+    #expect(try options.curve.credentials()?.serverPublicKey == serverKey)
   }
 }

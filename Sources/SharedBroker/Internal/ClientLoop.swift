@@ -118,9 +118,9 @@ final class ClientLoop: @unchecked Sendable {
 
   private func secure(_ socket: Socket) throws {
     guard let curve = configuration.curve else { return }
-    try socket.set(.curveServerKey, try CurveKeyPair.decode(curve.serverPublicKey))
-    try socket.set(.curvePublicKey, try CurveKeyPair.decode(curve.publicKey))
-    try socket.set(.curveSecretKey, try CurveKeyPair.decode(curve.secretKey))
+    try socket.setCurveClient(
+      serverPublicKey: curve.serverPublicKey, publicKey: curve.publicKey,
+      secretKey: curve.secretKey)
   }
 
   // MARK: - Handshakes
