@@ -259,7 +259,14 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     _ state: R.State, _ reading: SharedReading<Stats>, _ client: BrokerClient
   ) -> String? {
     if connection(state) == .refused { return client.handshakeFailureReason }
-    return (reading.loadError ?? reading.saveError).map { "\($0)" }
+    if let error = reading.loadError ?? reading.saveError { return "\(error)" }
+    // Only while no broker answers: a connected client's taps are confirmed within a round
+    // trip, and the state this view follows does not change when they are.
+    guard [.connecting, .disconnected].contains(connection(state)) else { return nil }
+    let waiting = client.unconfirmedWriteCount
+    guard waiting > 0 else { return nil }
+    let taps = waiting == 1 ? "1 tap waits" : "\(waiting) taps wait"
+    return "\(taps) for the broker (kept here; sent when it answers, lost if you quit first)"
   }
 }
 

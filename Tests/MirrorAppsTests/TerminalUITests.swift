@@ -117,7 +117,8 @@ struct TerminalUITests {
       let counter = try await startSession(width: 120, running: "counter --broker tcp://127.0.0.1:9")
       #expect(try await screen(counter, showing: "connecting").contains("count  0"))
       for _ in 0..<3 { try await tmux("send-keys", "-t", counter, "+") }
-      #expect(try await screen(counter, showing: "count  3").contains("count  3"))
+      let waiting = try await screen(counter, showing: "count  3")
+      #expect(waiting.contains("3 taps wait for the broker (kept here; sent when it answers"), "\(waiting)")
       try await tmux("send-keys", "-t", counter, "C-c")
       let ended = try await screen(counter, showing: "EXIT=")
       #expect(ended.contains("3 taps were not confirmed by the broker at tcp://127.0.0.1:9"), "\(ended)")
