@@ -37,8 +37,12 @@ struct Ping: ParsableCommand {
     defer { context.terminate() }
     let socket = try Socket(context: context, type: .dealer)
     defer { socket.close() }
+    // A refused handshake is told only to a monitor: libzmq retries it in silence.
+    let monitor = try SocketMonitor(watching: socket, context: context)
+    defer { monitor.close() }
     try socket.set(.linger, 0)
-    try socket.set(.receiveTimeout, Int32(timeout * 1_000))
+    // Short waits, so that a refused handshake ends the ping at once, not at the timeout.
+    try socket.set(.receiveTimeout, Int32(min(timeout * 1_000, 50)))
     // Before connecting: libzmq takes a socket's options at `connect`.
     if let curve = try curve.credentials() {
       try socket.setCurveClient(
@@ -48,33 +52,77 @@ struct Ping: ParsableCommand {
     do {
       try socket.connect(endpoint)
     } catch {
-      FileHandle.standardError.write(
-        Data("broker ping: cannot connect to \(endpoint): \(error)\n".utf8))
-      throw ExitCode.failure
+      fail("cannot connect to \(endpoint): \(error)")
     }
     _ = try socket.send(BrokerMessage.ping().frames)
-    while let frames = try socket.receive() {
+    var handshakes = Handshakes(usesCurve: curve.serverKey != nil)
+    let deadline = ContinuousClock.now + .seconds(timeout)
+    while ContinuousClock.now < deadline {
+      guard let frames = try socket.receive() else {
+        handshakes.read(monitor)
+        if let refusal = handshakes.refusal { fail("no answer from \(endpoint): \(refusal)") }
+        continue
+      }
       switch try? BrokerMessage(frames: frames) {
       case let .pong(instance, _)?:
         print("broker at \(endpoint) answered (instance \(instance))")
         return
       case let .error(.unavailable, message, _, _)?:
         // It answers, but cannot serve: unhealthy, and said so at once.
-        FileHandle.standardError.write(
-          Data("broker ping: the broker at \(endpoint) answered but is unavailable: \(message)\n".utf8))
-        throw ExitCode.failure
+        fail("the broker at \(endpoint) answered but is unavailable: \(message)")
       default:
         continue
       }
     }
-    // A CURVE broker drops a handshake it cannot accept without a word.
-    let hint =
-      curve.serverKey == nil
-      ? " (a broker with CURVE answers only a ping given --curve-server-key and --curve-key-file)"
-      : " (or it refused this key: is it on the broker's allow-list?)"
-    FileHandle.standardError.write(
-      Data("broker ping: no answer from \(endpoint) within \(timeout) s\(hint)\n".utf8)
-    )
-    throw ExitCode.failure
+    handshakes.read(monitor)
+    fail("no answer from \(endpoint) within \(timeout) s\(handshakes.why)")
+  }
+
+  private func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("broker ping: \(message)\n".utf8))
+    Self.exit(withError: ExitCode.failure)
+  }
+
+  /// What the connection's monitor told of its handshakes so far.
+  private struct Handshakes {
+    let usesCurve: Bool
+    var connected = false
+    var closed = 0
+    /// A reason that retrying does not change.
+    var refusal: String?
+
+    mutating func read(_ monitor: SocketMonitor) {
+      while let event = try? monitor.receive() {
+        switch event.kind {
+        case .connected:
+          connected = true
+        case .handshakeSucceeded:
+          closed = 0
+        case .handshakeFailedAuth:
+          refusal = "the broker refused this CURVE key (its public key is not on the allow-list)"
+        case .handshakeFailedProtocol where event.value == SocketMonitor.mechanismMismatch:
+          refusal =
+            usesCurve
+            ? "the broker does not use CURVE (ping it without keys)"
+            : "the broker uses CURVE (give --curve-server-key and --curve-key-file)"
+        case .handshakeFailedNoDetail where usesCurve:
+          // Once can be a cut connection; a CURVE broker does it every time to a wrong key.
+          closed += 1
+          if closed >= 3 { refusal = Self.closedHandshake }
+        default:
+          continue
+        }
+      }
+    }
+
+    /// Why no answer came, as far as the events tell.
+    var why: String {
+      if let refusal { return ": \(refusal)" }
+      if closed > 0 { return ": \(Self.closedHandshake)" }
+      return connected ? "" : ": nothing accepted a connection there"
+    }
+
+    private static let closedHandshake =
+      "the broker closed the CURVE handshake (is --curve-server-key its public key?)"
   }
 }

@@ -76,7 +76,8 @@ struct CurveProgramsTests {
     }
     #expect(broker.printed.contains("Denied a client"))
 
-    // The health check, with the keys a client has, and without (those wait out their timeout).
+    // The health check, with the keys a client has, and without: a refused handshake ends it
+    // before its timeout.
     let ping = { (timeout: String, extra: [String]) in
       try await runCommand("\(bin)/broker", ["ping", router, "--timeout", timeout] + extra)
     }
@@ -84,13 +85,20 @@ struct CurveProgramsTests {
       "10", ["--curve-server-key", serverKey, "--curve-key-file", path("client.key")])
     #expect(answered.status == 0, "\(answered.output)")
     #expect(answered.output.contains("broker at \(router) answered"), "\(answered.output)")
-    let plain = try await ping("0.5", [])
+    let plain = try await ping("30", [])
     #expect(plain.status == 1)
-    #expect(plain.output.contains("a broker with CURVE answers only a ping given"), "\(plain.output)")
+    #expect(plain.output.contains("the broker uses CURVE (give --curve-server-key"), "\(plain.output)")
     let stranger = try await ping(
-      "0.5", ["--curve-server-key", serverKey, "--curve-key-file", path("stranger.key")])
+      "30", ["--curve-server-key", serverKey, "--curve-key-file", path("stranger.key")])
     #expect(stranger.status == 1)
-    #expect(stranger.output.contains("is it on the broker's allow-list?"), "\(stranger.output)")
+    #expect(stranger.output.contains("is not on the allow-list"), "\(stranger.output)")
+    let otherServer = try await ping(
+      "30", ["--curve-server-key", strangerServerKey, "--curve-key-file", path("client.key")])
+    #expect(otherServer.status == 1)
+    #expect(otherServer.output.contains("is --curve-server-key its public key?"), "\(otherServer.output)")
+    for refused in [plain, stranger, otherServer] {
+      #expect(!refused.output.contains("within 30"), "\(refused.output)")
+    }
 
     // Running, a refused program shows why instead of `connecting` forever.
     let refused = try await ChildProcess("counter", [
