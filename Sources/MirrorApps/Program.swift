@@ -90,7 +90,8 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         emit(render(store.state, shared(store.state).wrappedValue, options.format))
       } else {
         try await runContinuously(store: store, client: client, options: options, logger: logger)
-        try await confirmTaps(client, store: store, timeout: Self.quitTimeout)
+        try await confirmTaps(
+          client, store: store, timeout: Self.quitTimeout, whileAnswering: options.timeoutDuration)
       }
     } catch let error as BrokerError {
       complain("\(name): error: \(error)")
@@ -122,11 +123,27 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
   static var quitTimeout: Duration { .seconds(2) }
 
   /// Waits until the broker has confirmed every tap; if some are still unconfirmed after
-  /// `timeout`, fails saying how many are lost.
+  /// `timeout` (or `whileAnswering`, when the broker answers by then), fails saying how many
+  /// are lost.
   private func confirmTaps(
-    _ client: BrokerClient, store: Store<R.State, R.Action>, timeout: Duration
+    _ client: BrokerClient, store: Store<R.State, R.Action>, timeout: Duration,
+    whileAnswering: Duration? = nil
   ) async throws {
+    var timeout = timeout
     try? await client.waitUntilConfirmed(timeout: timeout)
+    // A broker that answers but holds writes back (for its seed window after a start) confirms
+    // them within seconds; one that does not answer is not worth more of the user's wait.
+    let waiting = client.unconfirmedWriteCount
+    if let whileAnswering, whileAnswering > timeout, waiting > 0,
+      [.connected, .syncing].contains(client.connectionState)
+    {
+      let taps = waiting == 1 ? "1 tap" : "\(waiting) taps"
+      complain(
+        "\(name): the broker at \(client.endpoint) answers but has not confirmed \(taps) yet; "
+          + "waiting up to \(whileAnswering - timeout) more")
+      try? await client.waitUntilConfirmed(timeout: whileAnswering - timeout)
+      timeout = whileAnswering
+    }
     let lost = client.unconfirmedWriteCount
     guard lost > 0 else { return }
     let connection =

@@ -111,6 +111,25 @@ struct TerminalUITests {
     }
   }
 
+  /// A broker just started answers but holds writes back for its seed window: quitting waits
+  /// for it rather than losing the taps.
+  @Test func quittingWhileTheBrokerHoldsWritesBackKeepsTheTaps() async throws {
+    try await withServer {
+      let (broker, router, _) = try await startBroker(["--seed-window", "6"])
+      defer { broker.signal(SIGTERM) }
+      let counter = try await startSession(width: 120, running: "counter --broker \(router)")
+      #expect(try await screen(counter, showing: "syncing").contains("syncing"))
+      try await tmux("send-keys", "-t", counter, "+")
+      try await tmux("send-keys", "-t", counter, "q")
+      let ended = try await screen(counter, showing: "EXIT=", timeout: .seconds(20))
+      #expect(ended.contains("answers but has not confirmed 1 tap yet"), "\(ended)")
+      #expect(ended.contains("EXIT=0"), "\(ended)")
+      let profile = try await runCommand(
+        "\(productsDirectory.path)/profile", ["--broker", router, "--once", "--print", "json"])
+      #expect(profile.output.contains(#""count":1,"#), "\(profile.output)")
+    }
+  }
+
   /// Taps the broker never confirmed are not dropped without a word.
   @Test func quittingWithTheBrokerDownReportsTheLostTaps() async throws {
     try await withServer {
