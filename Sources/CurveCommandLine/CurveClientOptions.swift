@@ -36,7 +36,9 @@ public struct CurveClientOptions: ParsableArguments, Sendable {
   /// Checks that the two come together and that both keys can be used.
   public func validate() throws {
     guard (serverKey == nil) == (keyFile == nil) else {
-      throw ValidationError("--curve-server-key and --curve-key-file go together.")
+      throw ValidationError(
+        "--curve-server-key and --curve-key-file (or SHARED_BROKER_SERVER_KEY and "
+          + "SHARED_BROKER_KEY_FILE) go together.")
     }
     _ = try credentials()
   }

@@ -40,6 +40,12 @@ public struct CurveKeyPair: Equatable, Sendable {
   /// - Throws: ``CurveKeyFileError`` naming the file and whether it is missing, unreadable, or
   ///   does not hold a secret key.
   public init(secretKeyFile path: String) throws(CurveKeyFileError) {
+    // Any 32 bytes make a secret key, so a public key given by mistake would be taken as one
+    // and then fail the handshake far from here; `broker keygen`'s name for it gives it away.
+    guard !path.hasSuffix(".pub") else {
+      throw CurveKeyFileError(
+        path: path, reason: "is a public key file (.pub): give the secret one (.key) beside it")
+    }
     let text = try Self.text(ofKeyFile: path).trimmingCharacters(in: .whitespacesAndNewlines)
     do {
       try self.init(secretKey: text)

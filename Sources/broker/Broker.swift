@@ -150,8 +150,13 @@ struct Broker: AsyncParsableCommand {
   /// Reads the CURVE settings from their files, failing with a clear message.
   private func curveSecurity() throws -> BrokerConfiguration.CurveSecurity? {
     guard let curveSecretFile, let allowKeys else { return nil }
+    let secret: String
     do {
-      let secret = try CurveKeyPair(secretKeyFile: curveSecretFile).secretKey
+      secret = try CurveKeyPair(secretKeyFile: curveSecretFile).secretKey
+    } catch {
+      throw ValidationError("Cannot use --curve-secret-file \(error).")
+    }
+    do {
       let lines = try CurveKeyPair.text(ofKeyFile: allowKeys).split(
         separator: "\n", omittingEmptySubsequences: false)
       var keys: Set<String> = []
@@ -167,7 +172,7 @@ struct Broker: AsyncParsableCommand {
       }
       return BrokerConfiguration.CurveSecurity(secretKey: secret, allowedClientKeys: keys)
     } catch {
-      throw ValidationError("Cannot use the CURVE keys: \(error).")
+      throw ValidationError("Cannot use --allow-keys \(error).")
     }
   }
 

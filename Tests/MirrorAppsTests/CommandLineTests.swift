@@ -35,7 +35,11 @@ struct CommandLineTests {
     ("counter", ["--broker", "tcp://127.0.0.1:5555;tcp://127.0.0.1:6555"], "several separated by commas"),
     ("profile", ["--broker", "tcp://127.0.0.1:notaport,tcp://127.0.0.1:6555"], "several separated by commas"),
     ("counter", ["--curve-server-key", String(repeating: "a", count: 41), "--curve-key-file", "/etc/passwd"], "--curve-key-file \"/etc/passwd\": does not hold a CURVE secret key"),
-    ("broker", ["--curve-secret-file", "/nonexistent", "--allow-keys", "/nonexistent"], "Cannot use the CURVE keys: \"/nonexistent\": no such file"),
+    ("broker", ["--curve-secret-file", "/nonexistent", "--allow-keys", "/nonexistent"], "Cannot use --curve-secret-file \"/nonexistent\": no such file"),
+    ("broker", ["--curve-secret-file", "/etc/passwd", "--allow-keys", "/etc/passwd"], "Cannot use --curve-secret-file \"/etc/passwd\": does not hold a CURVE secret key"),
+    ("broker", ["--curve-secret-file", "/tmp/server.pub", "--allow-keys", "/nonexistent"], "Cannot use --curve-secret-file \"/tmp/server.pub\": is a public key file (.pub)"),
+    ("counter", ["--curve-server-key", String(repeating: "a", count: 40), "--curve-key-file", "alice.pub"], "Cannot use --curve-key-file \"alice.pub\": is a public key file (.pub): give the secret one (.key) beside it"),
+    ("broker", ["ping", "--curve-key-file", "alice.key"], "--curve-server-key and --curve-key-file (or SHARED_BROKER_SERVER_KEY and SHARED_BROKER_KEY_FILE) go together"),
     ("broker", ["keygen", "/nonexistent/dir/key"], "Cannot write into /nonexistent/dir: no such directory"),
     // A key beginning with "-=" or "--=" is the key's value, not a malformed option.
     ("counter", ["--curve-server-key", "-=" + String(repeating: "a", count: 38), "--curve-key-file", "/nonexistent"], "Cannot use --curve-key-file \"/nonexistent\": no such file"),

@@ -174,9 +174,9 @@ final class ClientLoop: @unchecked Sendable {
         client.handshakeFailed(
           .init(
             reason:
-              "the broker closed the connection during the CURVE handshake \(closedHandshakes) "
-              + "times in a row, as it does when the server key this client uses is not the "
-              + "broker's public key",
+              "the broker closed the connection during the CURVE handshake "
+              + (closedHandshakes == 1 ? "once" : "\(closedHandshakes) times in a row")
+              + ", as it does when the server key this client uses is not the broker's public key",
             isPermanent: closedHandshakes >= 3
           )
         )
