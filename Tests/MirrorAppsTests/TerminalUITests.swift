@@ -115,13 +115,15 @@ struct TerminalUITests {
   /// for it rather than losing the taps.
   @Test func quittingWhileTheBrokerHoldsWritesBackKeepsTheTaps() async throws {
     try await withServer {
-      let (broker, router, _) = try await startBroker(["--seed-window", "6"])
+      // A window long enough that a loaded machine still quits well inside it.
+      let (broker, router, _) = try await startBroker(["--seed-window", "15"])
       defer { broker.signal(SIGTERM) }
-      let counter = try await startSession(width: 120, running: "counter --broker \(router)")
+      let counter = try await startSession(
+        width: 120, running: "counter --broker \(router) --timeout 40")
       #expect(try await screen(counter, showing: "syncing").contains("syncing"))
       try await tmux("send-keys", "-t", counter, "+")
       try await tmux("send-keys", "-t", counter, "q")
-      let ended = try await screen(counter, showing: "EXIT=", timeout: .seconds(20))
+      let ended = try await screen(counter, showing: "EXIT=", timeout: .seconds(45))
       #expect(ended.contains("answers but has not confirmed 1 tap yet"), "\(ended)")
       #expect(ended.contains("EXIT=0"), "\(ended)")
       let profile = try await runCommand(
