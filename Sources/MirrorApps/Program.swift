@@ -145,6 +145,7 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
       timeout = whileAnswering
     }
     let lost = client.unconfirmedWriteCount
+    if waiting > 0, lost == 0 { complain("\(name): the broker confirmed every tap") }
     guard lost > 0 else { return }
     let connection =
       client.handshakeFailureReason ?? shared(store.state).saveError.map { "\($0)" }

@@ -187,6 +187,9 @@ public final class BrokerServer: Service, Sendable {
         "curve": "\(curve ?? "off")",
       ]
     )
+    if configuration.curve?.allowedClientKeys.isEmpty == true {
+      logger.warning("The CURVE allow-list is empty: every client will be denied")
+    }
     return endpoints
   }
 

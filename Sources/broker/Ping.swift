@@ -10,7 +10,8 @@ import ZeroMQ
 /// `counter` and `profile` take them.
 struct Ping: ParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Exit 0 if the broker answers a PING in time, else 1 (a health check that leaves no client behind)."
+    abstract:
+      "Exit 0 if the broker answers a PING in time, else 1 (a health check that leaves no client behind)."
   )
 
   @Argument(help: "The broker's ROUTER endpoint.")
@@ -64,10 +65,10 @@ struct Ping: ParsableCommand {
         continue
       }
       switch try? BrokerMessage(frames: frames) {
-      case let .pong(instance, _)?:
+      case .pong(let instance, _)?:
         print("broker at \(endpoint) answered (instance \(instance))")
         return
-      case let .error(.unavailable, message, _, _)?:
+      case .error(.unavailable, let message, _, _)?:
         // It answers, but cannot serve: unhealthy, and said so at once.
         fail("the broker at \(endpoint) answered but is unavailable: \(message)")
       default:
@@ -87,6 +88,7 @@ struct Ping: ParsableCommand {
   private struct Handshakes {
     let usesCurve: Bool
     var connected = false
+    var succeeded = false
     var closed = 0
     /// A reason that retrying does not change.
     var refusal: String?
@@ -97,18 +99,18 @@ struct Ping: ParsableCommand {
         case .connected:
           connected = true
         case .handshakeSucceeded:
+          succeeded = true
           closed = 0
         case .handshakeFailedAuth:
           refusal = "the broker refused this CURVE key (its public key is not on the allow-list)"
         case .handshakeFailedProtocol where event.value == SocketMonitor.mechanismMismatch:
-          refusal =
-            usesCurve
-            ? "the broker does not use CURVE (ping it without keys)"
-            : "the broker uses CURVE (give --curve-server-key and --curve-key-file)"
-        case .handshakeFailedNoDetail where usesCurve:
-          // Once can be a cut connection; a CURVE broker does it every time to a wrong key.
+          refusal = usesCurve ? Self.notCurve : Self.curve
+        case .handshakeFailedNoDetail,
+          .disconnected where !succeeded:
+          // Either side may notice a mismatch first: when the broker does, this side only sees
+          // it close. Once can be a cut connection; a broker does it every time to a wrong key.
           closed += 1
-          if closed >= 3 { refusal = Self.closedHandshake }
+          if closed >= 3 { refusal = closedHandshake }
         default:
           continue
         }
@@ -118,11 +120,18 @@ struct Ping: ParsableCommand {
     /// Why no answer came, as far as the events tell.
     var why: String {
       if let refusal { return ": \(refusal)" }
-      if closed > 0 { return ": \(Self.closedHandshake)" }
+      if closed > 0 { return ": \(closedHandshake)" }
       return connected ? "" : ": nothing accepted a connection there"
     }
 
-    private static let closedHandshake =
-      "the broker closed the CURVE handshake (is --curve-server-key its public key?)"
+    private var closedHandshake: String {
+      usesCurve
+        ? "the broker closed the CURVE handshake (is --curve-server-key its public key?)"
+        : "the broker closed the handshake, as one that requires CURVE does \(Self.giveKeys)"
+    }
+
+    private static let giveKeys = "(give --curve-server-key and --curve-key-file)"
+    private static let curve = "the broker requires CURVE \(giveKeys)"
+    private static let notCurve = "the broker does not use CURVE (ping it without keys)"
   }
 }
