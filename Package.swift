@@ -308,7 +308,7 @@ let package = Package(
     .testTarget(
       name: "MirrorAppsTests",
       dependencies: [
-        "CurveCommandLine", "MirrorApps", "SharedBroker", "Sharing", "TestSupport",
+        "CurveCommandLine", "MirrorApps", "SharedBroker", "Sharing", "TestSupport", "ZeroMQ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Dependencies", package: "swift-dependencies"),
       ],

@@ -50,11 +50,13 @@ public struct CurveClientOptions: ParsableArguments, Sendable {
     do {
       pair = try CurveKeyPair(secretKeyFile: keyFile)
     } catch {
-      throw ValidationError("Cannot use --curve-key-file \(error).")
+      let source = keyFileOption == nil ? "SHARED_BROKER_KEY_FILE" : "--curve-key-file"
+      throw ValidationError("Cannot use \(source) \(error).")
     }
     guard (try? CurveKeyPair.decode(serverKey)) != nil else {
+      let source = serverKeyOption == nil ? "SHARED_BROKER_SERVER_KEY" : "--curve-server-key"
       throw ValidationError(
-        "--curve-server-key is not a CURVE public key: 40 Z85 characters, the broker's .pub file.")
+        "\(source) is not a CURVE public key: 40 Z85 characters, the broker's .pub file.")
     }
     return BrokerClient.CurveCredentials(
       serverPublicKey: serverKey, publicKey: pair.publicKey, secretKey: pair.secretKey

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import ZeroMQ
 
 /// What the three programs do with flags and values a user may type: a usage error exits 64 with
 /// a message, a failure at run time exits 1 with the reason, and nothing crashes.
@@ -118,6 +119,25 @@ struct CommandLineTests {
     for result in [listenBusy, publishBusy, badData, fileData, noEtcd] {
       #expect(!result.output.contains("Usage:"))
       #expect(!result.output.contains("NSCocoaErrorDomain"))
+    }
+  }
+
+  /// A key given through the environment is named as such when it cannot be used.
+  @Test func badKeysFromTheEnvironmentNameTheVariable() async throws {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("client-\(UUID()).key")
+    try CurveKeyPair.generate().secretKey.write(to: file, atomically: true, encoding: .utf8)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let cases = [
+      (["SHARED_BROKER_SERVER_KEY": String(repeating: "a", count: 40), "SHARED_BROKER_KEY_FILE": "alice.pub"],
+       "Cannot use SHARED_BROKER_KEY_FILE \"alice.pub\": is a public key file"),
+      (["SHARED_BROKER_SERVER_KEY": "short", "SHARED_BROKER_KEY_FILE": file.path],
+       "SHARED_BROKER_SERVER_KEY is not a CURVE public key"),
+    ]
+    for (environment, message) in cases {
+      let program = try await ChildProcess("counter", ["--script", "+"], environment: environment)
+      let status = await program.waitForExit()
+      #expect(status == 64, "\(program.printed)")
+      #expect(program.printed.contains(message), "\(program.printed)")
     }
   }
 
