@@ -86,7 +86,10 @@ public final class ChildProcess: Sendable {
   ///   - environment: Extra environment variables.
   public init(executable: URL, _ arguments: [String], environment: [String: String] = [:]) async throws {
     let record = Record()
-    let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let overrides = Dictionary(
+      uniqueKeysWithValues: environment.compactMap { name, value in
+        Environment.Key(rawValue: name).map { ($0, Optional(value)) }
+      })
     let (started, starting) = AsyncStream<Result<pid_t, any Error>>.makeStream()
     // Detached: the child outlives the call that starts it; the task ends when the child does.
     Task.detached {
@@ -96,7 +99,7 @@ public final class ChildProcess: Sendable {
         let result = try await run(
           .path(FilePath(executable.path)),
           arguments: Arguments(arguments),
-          environment: .custom(variables.map { Array("\($0)=\($1)".utf8) }),
+          environment: .inherit.updating(overrides),
           input: .none,
           output: .sequence,
           error: .combinedWithOutput
