@@ -371,7 +371,9 @@ public final class BrokerClient: Sendable {
       return (state.handshakeFailure != failure, state.state == .refused)
     }
     if changed, let failure {
-      logger.error(
+      // A failure that may pass (a connection cut once) is not yet an error.
+      logger.log(
+        level: failure.isPermanent ? .error : .warning,
         "Broker handshake failed",
         metadata: ["endpoint": "\(endpoint)", "reason": "\(failure.reason)"])
     }

@@ -56,12 +56,14 @@ struct Ping: ParsableCommand {
       fail("cannot connect to \(endpoint): \(error)")
     }
     _ = try socket.send(BrokerMessage.ping().frames)
-    var handshakes = Handshakes(usesCurve: curve.serverKey != nil)
+    var handshakes = HandshakeHistory(usesCurve: curve.serverKey != nil)
     let deadline = ContinuousClock.now + .seconds(timeout)
     while ContinuousClock.now < deadline {
       guard let frames = try socket.receive() else {
-        handshakes.read(monitor)
-        if let refusal = handshakes.refusal { fail("no answer from \(endpoint): \(refusal)") }
+        read(monitor, into: &handshakes)
+        if let problem = handshakes.problem, problem.isPermanent {
+          fail("no answer from \(endpoint): \(Self.reason(problem))")
+        }
         continue
       }
       switch try? BrokerMessage(frames: frames) {
@@ -75,8 +77,16 @@ struct Ping: ParsableCommand {
         continue
       }
     }
-    handshakes.read(monitor)
-    fail("no answer from \(endpoint) within \(timeout) s\(handshakes.why)")
+    read(monitor, into: &handshakes)
+    let why =
+      if let problem = handshakes.problem {
+        ": \(Self.reason(problem))"
+      } else if !handshakes.connected {
+        ": nothing accepted a connection there"
+      } else {
+        ""
+      }
+    fail("no answer from \(endpoint) within \(timeout) s\(why)")
   }
 
   private func fail(_ message: String) -> Never {
@@ -84,54 +94,18 @@ struct Ping: ParsableCommand {
     Self.exit(withError: ExitCode.failure)
   }
 
-  /// What the connection's monitor told of its handshakes so far.
-  private struct Handshakes {
-    let usesCurve: Bool
-    var connected = false
-    var succeeded = false
-    var closed = 0
-    /// A reason that retrying does not change.
-    var refusal: String?
+  private func read(_ monitor: SocketMonitor, into handshakes: inout HandshakeHistory) {
+    while let event = try? monitor.receive() { handshakes.record(event) }
+  }
 
-    mutating func read(_ monitor: SocketMonitor) {
-      while let event = try? monitor.receive() {
-        switch event.kind {
-        case .connected:
-          connected = true
-        case .handshakeSucceeded:
-          succeeded = true
-          closed = 0
-        case .handshakeFailedAuth:
-          refusal = "the broker refused this CURVE key (its public key is not on the allow-list)"
-        case .handshakeFailedProtocol where event.value == SocketMonitor.mechanismMismatch:
-          refusal = usesCurve ? Self.notCurve : Self.curve
-        case .handshakeFailedNoDetail,
-          .disconnected where !succeeded:
-          // Either side may notice a mismatch first: when the broker does, this side only sees
-          // it close. Once can be a cut connection; a broker does it every time to a wrong key.
-          closed += 1
-          if closed >= 3 { refusal = closedHandshake }
-        default:
-          continue
-        }
-      }
+  /// The problem in words, with the flags that mend it.
+  private static func reason(_ problem: HandshakeHistory.Problem) -> String {
+    switch problem {
+    case .curveRequired, .closed(_, usesCurve: false):
+      "\(problem) (give --curve-server-key and --curve-key-file)"
+    case .curveNotUsed: "\(problem) (ping it without keys)"
+    case .closed(_, usesCurve: true): "\(problem) (is --curve-server-key its public key?)"
+    default: "\(problem)"
     }
-
-    /// Why no answer came, as far as the events tell.
-    var why: String {
-      if let refusal { return ": \(refusal)" }
-      if closed > 0 { return ": \(closedHandshake)" }
-      return connected ? "" : ": nothing accepted a connection there"
-    }
-
-    private var closedHandshake: String {
-      usesCurve
-        ? "the broker closed the CURVE handshake (is --curve-server-key its public key?)"
-        : "the broker closed the handshake, as one that requires CURVE does \(Self.giveKeys)"
-    }
-
-    private static let giveKeys = "(give --curve-server-key and --curve-key-file)"
-    private static let curve = "the broker requires CURVE \(giveKeys)"
-    private static let notCurve = "the broker does not use CURVE (ping it without keys)"
   }
 }

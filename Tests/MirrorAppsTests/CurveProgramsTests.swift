@@ -93,7 +93,7 @@ struct CurveProgramsTests {
     let stranger = try await ping(
       "30", ["--curve-server-key", serverKey, "--curve-key-file", path("stranger.key")])
     #expect(stranger.status == 1)
-    #expect(stranger.output.contains("is not on the allow-list"), "\(stranger.output)")
+    #expect(stranger.output.contains("not on the broker's allow-list"), "\(stranger.output)")
     let otherServer = try await ping(
       "30", ["--curve-server-key", strangerServerKey, "--curve-key-file", path("client.key")])
     #expect(otherServer.status == 1)

@@ -35,9 +35,8 @@ final class ClientLoop: @unchecked Sendable {
   /// The messages the SUB socket had waiting, kept to reuse its storage.
   private var published: [BrokerMessage] = []
   private var publisherEndpoint: String?
-  /// Handshakes in a row that the broker cut short; a few in a row mean a wrong server key
-  /// rather than a broker restarting mid-handshake.
-  private var closedHandshakes = 0
+  /// The DEALER's handshakes, which tell a refused or mismatched key from a broker away.
+  private var handshakes: HandshakeHistory
 
   init(
     endpoints: [String], storage: ClientStorage, configuration: BrokerClient.Configuration,
@@ -47,6 +46,7 @@ final class ClientLoop: @unchecked Sendable {
     self.storage = storage
     self.configuration = configuration
     self.logger = logger
+    handshakes = HandshakeHistory(usesCurve: configuration.curve != nil)
   }
 
   func run() {
@@ -130,10 +130,12 @@ final class ClientLoop: @unchecked Sendable {
   private func drainEvents(_ monitor: SocketMonitor, _ client: BrokerClient) {
     defer { monitorTouched = false }
     while let event = try? monitor.receive() {
+      // After a move, the old broker's connection closing is no news.
+      if event.kind == .disconnected, endpoints.count > 1, event.endpoint != endpoint { continue }
+      let known = handshakes.problem
+      handshakes.record(event)
       switch event.kind {
       case .disconnected:
-        // After a move, the old broker's connection closing is no news.
-        guard endpoints.count == 1 || event.endpoint == endpoint else { break }
         // The broker went away, and the next connection may reach another run of it, whose
         // versions mean something else. Until its WELCOME says which run it is, nothing from
         // either socket is taken for the run this client knew (the SUB may reconnect first).
@@ -144,45 +146,24 @@ final class ClientLoop: @unchecked Sendable {
           if move { actions.moveToNextBroker = true }
         }
       case .handshakeSucceeded:
-        closedHandshakes = 0
         client.handshakeFailed(nil)
         storage.step(&actions) { machine, actions in machine.handshakeSucceeded(at: .now, &actions) }
-      case .handshakeFailedAuth:
-        client.handshakeFailed(
-          .init(
-            reason: "the broker refused this client's CURVE key (status \(event.value)): "
-              + "its public key is not on the broker's allow-list",
-            isPermanent: true
-          )
-        )
-      case .handshakeFailedProtocol where event.value == SocketMonitor.mechanismMismatch:
-        client.handshakeFailed(
-          .init(
-            reason: configuration.curve == nil
-              ? "the broker requires CURVE: give this client the broker's public key and a key pair"
-              : "the broker does not use CURVE: connect without CURVE keys",
-            isPermanent: true
-          )
-        )
-      case .handshakeFailedProtocol:
-        client.handshakeFailed(
-          .init(
-            reason: "the handshake broke the protocol (error \(event.value))", isPermanent: true)
-        )
-      case .handshakeFailedNoDetail where configuration.curve != nil:
-        closedHandshakes += 1
-        client.handshakeFailed(
-          .init(
-            reason:
-              "the broker closed the connection during the CURVE handshake "
-              + (closedHandshakes == 1 ? "once" : "\(closedHandshakes) times in a row")
-              + ", as it does when the server key this client uses is not the broker's public key",
-            isPermanent: closedHandshakes >= 3
-          )
-        )
       default:
         break
       }
+      if let problem = handshakes.problem, problem != known {
+        client.handshakeFailed(
+          .init(reason: Self.reason(problem), isPermanent: problem.isPermanent))
+      }
+    }
+  }
+
+  private static func reason(_ problem: HandshakeHistory.Problem) -> String {
+    switch problem {
+    case .curveRequired, .closed(_, usesCurve: false):
+      "\(problem): give this client the broker's public key and a key pair"
+    case .curveNotUsed: "\(problem): connect without CURVE keys"
+    default: "\(problem)"
     }
   }
 
