@@ -63,8 +63,14 @@ public struct CurveKeyPair: Equatable, Sendable {
       throw CurveKeyFileError(path: path, reason: "no such file")
     }
     guard !isDirectory.boolValue else { throw CurveKeyFileError(path: path, reason: "a directory") }
-    guard let data = FileManager.default.contents(atPath: path) else {
+    // A handle, not `FileManager.contents`: that gives nil for `/dev/null` and for a shell's
+    // process substitution (`--allow-keys <(...)`), which are readable.
+    guard let handle = FileHandle(forReadingAtPath: path) else {
       throw CurveKeyFileError(path: path, reason: "cannot be read (permissions?)")
+    }
+    defer { try? handle.close() }
+    guard let data = try? handle.readToEnd() ?? Data() else {
+      throw CurveKeyFileError(path: path, reason: "cannot be read")
     }
     return String(decoding: data, as: UTF8.self)
   }
