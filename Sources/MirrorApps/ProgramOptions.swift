@@ -67,7 +67,7 @@ public struct ProgramOptions: ParsableArguments {
     }
     guard
       broker.split(separator: ",", omittingEmptySubsequences: false)
-        .allSatisfy(BrokerClient.isEndpoint)
+        .allSatisfy({ BrokerClient.isEndpoint($0) })
     else {
       throw ValidationError(
         "--broker (or SHARED_BROKER_URL) must be an endpoint such as tcp://127.0.0.1:5555, or "

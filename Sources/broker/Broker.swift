@@ -129,6 +129,11 @@ struct Broker: AsyncParsableCommand {
     guard (1...Int(Int32.max)).contains(maxQueuedUpdates) else {
       throw ValidationError("--max-queued-updates must be from 1 to 2147483647.")
     }
+    for (flag, endpoint) in [("--listen (or SHARED_BROKER_LISTEN)", listen), ("--publish", publish)] {
+      guard let endpoint, !BrokerClient.isEndpoint(endpoint[...], binding: true) else { continue }
+      throw ValidationError(
+        "\(flag) must be an endpoint such as tcp://0.0.0.0:5555 or ipc:///tmp/broker, not \"\(endpoint)\".")
+    }
     if let store {
       guard EtcdBrokerStore.endpoints(fromStore: store) != nil else {
         throw ValidationError(

@@ -85,9 +85,40 @@ struct BrokerProcessTests {
     let broker = try await ChildProcess("broker", ["--no-such-flag"])
     #expect(await broker.waitForExit() != 0)
     #expect(broker.printed.contains("Usage: broker"))
-    let unsupported = try await ChildProcess("broker", ["--listen", "nonsense://x"])
-    #expect(await unsupported.waitForExit() == 1)
-    #expect(unsupported.printed.contains("cannot bind the listen endpoint nonsense://x"))
+    // Endpoints are values like any other: a usage error, before anything is bound.
+    for (flag, endpoint) in [
+      ("--listen", "nonsense://x"), ("--listen", "tcp://*:99999"), ("--publish", "tcp://x"),
+    ] {
+      let bad = try await ChildProcess("broker", [flag, endpoint])
+      #expect(await bad.waitForExit() == 64)
+      #expect(bad.printed.contains("must be an endpoint such as"), "\(bad.printed)")
+      #expect(bad.printed.contains("not \"\(endpoint)\""), "\(bad.printed)")
+    }
+  }
+
+  /// `/dev/null` and a shell's process substitution are readable allow-lists.
+  @Test func allowListsFromDevicesAndPipesAreRead() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let secret = directory.appendingPathComponent("server.key")
+    try CurveKeyPair.generate().secretKey.write(to: secret, atomically: true, encoding: .utf8)
+    let client = try CurveKeyPair.generate().publicKey
+    let lists = [
+      ("/dev/null", "curve=on, allow-list of 0"),
+      // Z85 keys hold characters a shell reads, such as `(` and `*`, but no quotes.
+      ("<(echo '\(client)')", "curve=on, allow-list of 1"),
+    ]
+    for (list, expected) in lists {
+      let broker = try await ChildProcess(
+        executable: URL(fileURLWithPath: "/bin/bash"),
+        ["-c", "exec \"$0\" --listen 'tcp://127.0.0.1:*' --publish 'tcp://127.0.0.1:*' "
+          + "--curve-secret-file '\(secret.path)' --allow-keys \(list)",
+         productsDirectory.appendingPathComponent("broker").path])
+      #expect(await broker.waitForOutput(containing: expected) != nil, "\(broker.printed)")
+      broker.signal(SIGKILL)
+      _ = await broker.waitForExit()
+    }
   }
 
   /// A subscriber that stops reading while 10,000 updates of 10 KB go out: the broker queues at
