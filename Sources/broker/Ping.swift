@@ -42,8 +42,6 @@ struct Ping: ParsableCommand {
     let monitor = try SocketMonitor(watching: socket, context: context)
     defer { monitor.close() }
     try socket.set(.linger, 0)
-    // Short waits, so that a refused handshake ends the ping at once, not at the timeout.
-    try socket.set(.receiveTimeout, Int32(min(timeout * 1_000, 50)))
     // Before connecting: libzmq takes a socket's options at `connect`.
     if let curve = try curve.credentials() {
       try socket.setCurveClient(
@@ -57,13 +55,20 @@ struct Ping: ParsableCommand {
     }
     _ = try socket.send(BrokerMessage.ping().frames)
     var handshakes = HandshakeHistory(usesCurve: curve.serverKey != nil)
+    // The answer and the monitor in one wait, so a refused handshake ends the ping at once.
+    var poller = Poller()
+    let answer = try poller.add(socket)
+    let events = try poller.add(monitor.socket)
     let deadline = ContinuousClock.now + .seconds(timeout)
-    while ContinuousClock.now < deadline {
-      guard let frames = try socket.receive() else {
+    while case let left = deadline - .now, left > .zero {
+      let ready = try poller.poll(timeout: left)
+      if ready.contains(events) {
         read(monitor, into: &handshakes)
         if let problem = handshakes.problem, problem.isPermanent {
           fail("no answer from \(endpoint): \(Self.reason(problem))")
         }
+      }
+      guard ready.contains(answer), let frames = try socket.receive(dontWait: true) else {
         continue
       }
       switch try? BrokerMessage(frames: frames) {
