@@ -16,6 +16,12 @@ struct Broker: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "broker",
     abstract: "Mirror @Shared(.broker) values between processes.",
+    // The generated line ends in `<subcommand>`, though plain `broker` runs the broker.
+    usage: """
+      broker [--listen <endpoint>] [--publish <endpoint>] [--data <dir> | --store <etcd://...>] [<options>]
+      broker ping [<endpoint>] [--timeout <seconds>] [--curve-server-key <key>] [--curve-key-file <file>]
+      broker keygen <prefix> [--force]
+      """,
     discussion: """
       Clients connect a DEALER to --listen and a SUB to the next port (see PROTOCOL.md). \
       With --data, every accepted write is logged before it is acknowledged, so a restart \
