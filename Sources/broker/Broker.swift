@@ -190,6 +190,9 @@ struct Broker: AsyncParsableCommand {
   func run() async throws {
     // A full disk or a file-size limit must fail the write (and be answered), not kill us.
     signal(SIGXFSZ, SIG_IGN)
+    // Trapped before anything binds: a SIGTERM right after "Broker listening" stops the broker
+    // gracefully, where the service group would trap it only once it runs.
+    let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
     let level = Logger.Level(rawValue: logLevel) ?? .info
     LoggingSystem.bootstrap { label in
       var handler = StreamLogHandler.standardOutput(label: label)
@@ -248,11 +251,16 @@ struct Broker: AsyncParsableCommand {
     let group = ServiceGroup(
       configuration: ServiceGroupConfiguration(
         services: [.init(service: server)] + (metricsEndpoint.map { [.init(service: $0)] } ?? []),
-        gracefulShutdownSignals: [.sigterm, .sigint],
         logger: logger
       )
     )
-    try await group.run()
+    try await withThrowingDiscardingTaskGroup { tasks in
+      tasks.addTask {
+        for await _ in stopSignals { await group.triggerGracefulShutdown() }
+      }
+      try await group.run()
+      tasks.cancelAll()
+    }
   }
 }
 
