@@ -151,6 +151,13 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
       client.handshakeFailureReason ?? shared(store.state).saveError.map { "\($0)" }
       ?? client.connectionState.rawValue
     let (taps, are) = lost == 1 ? ("1 tap was", "is") : ("\(lost) taps were", "are")
+    // A refusal that retrying cannot change ends the wait at once, so no time is named.
+    if client.connectionState == .refused {
+      throw BrokerError(
+        .handshakeFailed,
+        "\(taps) not confirmed: the broker at \(client.endpoint) refused this client "
+          + "(\(connection)) and \(are) lost")
+    }
     throw BrokerError(
       .timedOut,
       "\(taps) not confirmed by the broker at \(client.endpoint) within \(timeout) "

@@ -238,6 +238,11 @@ public final class BrokerClient: Sendable {
     storage.unconfirmedWriteCount
   }
 
+  /// Whether the broker refused the handshake in a way that retrying cannot change.
+  private var isRefused: Bool {
+    shared.withLock { $0.handshakeFailure?.isPermanent == true }
+  }
+
   /// Why the broker refused the last security handshake, while it does.
   public var handshakeFailureReason: String? {
     shared.withLock { $0.handshakeFailure?.reason }
@@ -250,15 +255,16 @@ public final class BrokerClient: Sendable {
   ///   - keys: The keys to wait for, or `nil` for all.
   ///   - timeout: The longest wait.
   /// - Throws: ``BrokerError`` with the code ``BrokerError/Code/timedOut`` when the broker did not
-  ///   confirm in time, or ``BrokerError/Code/handshakeFailed`` when it refuses the connection.
+  ///   confirm in time, or ``BrokerError/Code/handshakeFailed`` when it refuses the connection
+  ///   (at once when the refusal is one that retrying cannot change).
   public func waitUntilConfirmed(keys: [String]? = nil, timeout: Duration = .seconds(10))
     async throws
   {
     let confirmed = await progress.wait(until: .now + timeout) { [self] in
-      connectionState == .connected
-        && storage.keys(keys) { $0.isSynced && !$0.hasUnconfirmedWrites }
+      (connectionState == .connected
+        && storage.keys(keys) { $0.isSynced && !$0.hasUnconfirmedWrites }) || isRefused
     }
-    guard confirmed else {
+    guard confirmed, !isRefused else {
       if let failure = shared.withLock({ $0.handshakeFailure }) {
         throw BrokerError(
           .handshakeFailed, "cannot connect to the broker at \(endpoint): \(failure.reason)")
@@ -278,8 +284,7 @@ public final class BrokerClient: Sendable {
   ///   be reached in time, or ``BrokerError/Code/handshakeFailed`` when it refuses the connection.
   public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws {
     let connected = await progress.wait(until: .now + timeout) { [self] in
-      (connectionState == .connected && storage.keys(nil) { $0.isSynced })
-        || shared.withLock { $0.handshakeFailure?.isPermanent == true }
+      (connectionState == .connected && storage.keys(nil) { $0.isSynced }) || isRefused
     }
     if let failure = shared.withLock({ $0.handshakeFailure }) {
       throw BrokerError(

@@ -20,7 +20,8 @@ public struct HandshakeHistory: Equatable, Sendable {
     case curveNotUsed
     /// The handshake broke the protocol otherwise (a `ZMQ_PROTOCOL_ERROR_*` code).
     case protocolError(UInt32)
-    /// The server closed this many connections in a row before their handshake finished.
+    /// The server closed this many connections in a row before their handshake finished
+    /// (counted up to ``closesInARow``).
     case closed(times: Int, usesCurve: Bool)
 
     /// How many closed handshakes in a row make a ``closed(times:usesCurve:)`` permanent.
@@ -44,8 +45,10 @@ public struct HandshakeHistory: Equatable, Sendable {
       case .closed(let times, let usesCurve):
         "the broker closed the connection during the handshake "
           + (times == 1 ? "once" : "\(times) times in a row")
+          // A broker without CURVE also closes when it notices the mismatch first.
           + (usesCurve
             ? ", as it does when the server key this client uses is not the broker's public key"
+              + " (or when the broker does not use CURVE)"
             : ", as one that requires CURVE does")
       }
     }
@@ -86,7 +89,8 @@ public struct HandshakeHistory: Equatable, Sendable {
       succeeded = false
     case .disconnected:
       // libzmq reports every failed handshake's close; a stated reason outranks the count.
-      closedInARow += 1
+      // Counted up to where it becomes permanent: a problem that stays the same is told once.
+      closedInARow = min(closedInARow + 1, Problem.closesInARow)
       if problem == nil || problem?.isClosed == true {
         problem = .closed(times: closedInARow, usesCurve: usesCurve)
       }

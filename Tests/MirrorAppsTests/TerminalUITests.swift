@@ -147,4 +147,43 @@ struct TerminalUITests {
       #expect(ended.contains("EXIT=1"), "\(ended)")
     }
   }
+
+  /// A broker that refused the client will not confirm its taps: quitting says so at once,
+  /// without waiting out a timeout.
+  @Test func quittingARefusedCounterReportsTheLostTaps() async throws {
+    let keys = FileManager.default.temporaryDirectory.appendingPathComponent("refused-\(UUID())")
+    try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: keys) }
+    for name in ["server", "client"] {
+      let made = try await runCommand(
+        "\(productsDirectory.path)/broker", ["keygen", keys.appendingPathComponent(name).path])
+      #expect(made.status == 0, "\(made.output)")
+    }
+    let serverKey = try String(
+      contentsOf: keys.appendingPathComponent("server.pub"), encoding: .utf8
+    ).trimmingCharacters(in: .whitespacesAndNewlines)
+    // An empty allow-list: the client's key is refused.
+    let (broker, router, _) = try await startBroker([
+      "--curve-secret-file", keys.appendingPathComponent("server.key").path,
+      "--allow-keys", "/dev/null",
+    ])
+    defer { broker.signal(SIGTERM) }
+    try await withServer {
+      // Z85 keys hold characters a shell reads, but no quotes.
+      let counter = try await startSession(
+        width: 160,
+        running: "counter --broker \(router) --timeout 40 --curve-server-key '\(serverKey)' "
+          + "--curve-key-file '\(keys.appendingPathComponent("client.key").path)'")
+      let refused = try await screen(counter, showing: "refused")
+      #expect(refused.contains("not on the broker's allow-list"), "\(refused)")
+      for _ in 0..<2 { try await tmux("send-keys", "-t", counter, "+") }
+      #expect(try await screen(counter, showing: "count  2").contains("count  2"))
+      try await tmux("send-keys", "-t", counter, "q")
+      let ended = try await screen(counter, showing: "EXIT=")
+      #expect(
+        ended.contains("2 taps were not confirmed: the broker at \(router) refused this client"),
+        "\(ended)")
+      #expect(ended.contains("EXIT=1"), "\(ended)")
+    }
+  }
 }

@@ -21,6 +21,20 @@ import Testing
     #expect(history.problem == .closed(times: 3, usesCurve: false))
     #expect(history.problem?.isPermanent == true)
     #expect("\(history.problem!)".contains("requires CURVE"))
+    // A client retrying for minutes keeps one problem, so it is told once, not every retry.
+    for _ in 0..<100 {
+      history.record(event(.connected))
+      history.record(event(.disconnected))
+    }
+    #expect(history.problem == .closed(times: 3, usesCurve: false))
+  }
+
+  /// With CURVE, cut handshakes mean a wrong server key or a broker without CURVE.
+  @Test func cutCurveHandshakesNameBothCauses() {
+    var history = HandshakeHistory(usesCurve: true)
+    for _ in 0..<3 { history.record(event(.disconnected)) }
+    let words = "\(history.problem!)"
+    #expect(words.contains("is not the broker's public key") && words.contains("does not use CURVE"))
   }
 
   /// A broker that goes away after a handshake is no configuration error.
