@@ -30,7 +30,11 @@ public struct BrokerStartError: Error, CustomStringConvertible {
       case .derivedPublish:
         "the PUB endpoint \(endpoint) (the listen port + 1; choose another with --publish)"
       }
-    let reason = (error as? ZMQError)?.message ?? "\(error)"
+    var reason = (error as? ZMQError)?.message ?? "\(error)"
+    // A host name libzmq cannot take as an interface (ENODEV), or an address of another machine.
+    if let code = (error as? ZMQError)?.code, [ENODEV, EADDRNOTAVAIL].contains(code) {
+      reason += " (the host is not an address or network interface of this machine)"
+    }
     return Self(description: "cannot bind \(what): \(reason)")
   }
 

@@ -119,7 +119,8 @@ struct Broker: AsyncParsableCommand {
 
   func validate() throws {
     guard Logger.Level(rawValue: logLevel) != nil else {
-      throw ValidationError("Unknown log level \"\(logLevel)\".")
+      let levels = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+      throw ValidationError("Unknown log level \"\(logLevel)\": use one of \(levels).")
     }
     // Within what libzmq's message size limit (this + 64 KiB) holds without overflowing.
     guard (1...(1 << 30)).contains(maxValueSize) else {

@@ -116,7 +116,13 @@ struct CommandLineTests {
       noEtcd.output.contains("broker: error: cannot use the cluster's store at etcd://127.0.0.1:"),
       "\(noEtcd.output)")
     #expect(noEtcd.output.contains("etcd unreachable"), "\(noEtcd.output)")
-    for result in [listenBusy, publishBusy, badData, fileData, noEtcd] {
+    // An address of another machine (TEST-NET-1 is never this one's).
+    let foreign = try await run("broker", ["--listen", "tcp://192.0.2.1:5555"])
+    #expect(foreign.status == 1)
+    #expect(
+      foreign.output.contains("not an address or network interface of this machine"),
+      "\(foreign.output)")
+    for result in [listenBusy, publishBusy, badData, fileData, noEtcd, foreign] {
       #expect(!result.output.contains("Usage:"))
       #expect(!result.output.contains("NSCocoaErrorDomain"))
     }
