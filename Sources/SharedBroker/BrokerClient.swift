@@ -103,30 +103,11 @@ public final class BrokerClient: Sendable {
   public let id: String
   let configuration: Configuration
   let logger: Logger
-  private let shared = Mutex(SharedState())
   private let wakeUp: WakeUpSignal?
-  private let progress = AsyncSignal()
   private let thread = Mutex<IOThread?>(nil)
   private let loop: ClientLoop
   /// The keys' state, and the connection's, as the I/O thread and the references share them.
   let storage: ClientStorage
-
-  /// How the connection is reported: its state and who listens, apart from the keys' storage.
-  struct SharedState {
-    var state = ConnectionState.connecting
-    var observers: [UUID: AsyncStream<ConnectionState>.Continuation] = [:]
-    var closed = false
-    var handshakeFailure: HandshakeFailure?
-    /// The last broker that answered it cannot reach its cluster's store, until one serves.
-    var unavailableBroker: String?
-  }
-
-  /// Why the last security handshake with the broker failed.
-  struct HandshakeFailure: Equatable {
-    var reason: String
-    /// A configuration error that retrying cannot fix (a refused key, a mechanism mismatch).
-    var isPermanent: Bool
-  }
 
   /// Connects (in the background) to a broker.
   ///
@@ -167,17 +148,20 @@ public final class BrokerClient: Sendable {
     self.id = UUID().uuidString
     self.configuration = configuration
     self.logger = logger
-    wakeUp = try? WakeUpSignal()
+    let wakeUp = try? WakeUpSignal()
+    self.wakeUp = wakeUp
     storage = ClientStorage(
-      machine: ClientStateMachine(
+      machine: ClientMachine(
         id: id, heartbeat: configuration.heartbeatInterval,
-        missedHeartbeats: configuration.missedHeartbeats, now: .now
-      )
+        missedHeartbeats: configuration.missedHeartbeats,
+        maxWritesInFlight: configuration.maxWritesInFlight, now: .now
+      ),
+      endpoint: endpoint, logger: logger, wake: { wakeUp?.signal() }
     )
     let loop = ClientLoop(
-      endpoints: endpoints, storage: storage, configuration: configuration, logger: logger)
+      endpoints: endpoints, storage: storage, wakeUp: wakeUp, configuration: configuration,
+      logger: logger)
     self.loop = loop
-    loop.client = self
     thread.withLock { $0 = IOThread(name: "sm-client") { loop.run() } }
   }
 
@@ -187,15 +171,15 @@ public final class BrokerClient: Sendable {
 
   /// Stops the I/O thread and closes the sockets. Pending mutations stay local.
   public func close() {
-    let observers = shared.withLock { state in
-      state.closed = true
-      defer { state.observers = [:] }
-      return state.observers
+    let observers = storage.withConnection { report in
+      report.closed = true
+      defer { report.observers = [:] }
+      return report.observers
     }
     for observer in observers.values { observer.finish() }
     storage.close()
     wakeUp?.signal()
-    progress.signal()
+    storage.progress.signal()
     let thread = self.thread.withLock { thread in
       defer { thread = nil }
       return thread
@@ -207,7 +191,7 @@ public final class BrokerClient: Sendable {
   // MARK: - State
 
   /// The current connection state.
-  public var connectionState: ConnectionState { shared.withLock { $0.state } }
+  public var connectionState: ConnectionState { storage.withConnection { $0.state } }
 
   /// The connection state now and after every change.
   public var connectionStates: AsyncStream<ConnectionState> {
@@ -215,15 +199,15 @@ public final class BrokerClient: Sendable {
     let id = UUID()
     // The current state is yielded under the lock, as every change is: a change made meanwhile
     // on the I/O thread cannot arrive before it and be overwritten by the older state.
-    let closed = shared.withLock { state in
-      guard !state.closed else { return true }
-      state.observers[id] = continuation
-      continuation.yield(state.state)
+    let closed = storage.withConnection { report in
+      guard !report.closed else { return true }
+      report.observers[id] = continuation
+      continuation.yield(report.state)
       return false
     }
     if closed { continuation.finish() }
-    continuation.onTermination = { [weak self] _ in
-      _ = self?.shared.withLock { $0.observers.removeValue(forKey: id) }
+    continuation.onTermination = { [weak storage] _ in
+      _ = storage?.withConnection { $0.observers.removeValue(forKey: id) }
     }
     return stream
   }
@@ -240,12 +224,12 @@ public final class BrokerClient: Sendable {
 
   /// Whether the broker refused the handshake in a way that retrying cannot change.
   private var isRefused: Bool {
-    shared.withLock { $0.handshakeFailure?.isPermanent == true }
+    storage.withConnection(\.isRefused)
   }
 
   /// Why the broker refused the last security handshake, while it does.
   public var handshakeFailureReason: String? {
-    shared.withLock { $0.handshakeFailure?.reason }
+    storage.withConnection { $0.handshakeFailure?.reason }
   }
 
   /// Waits until the broker has confirmed every mutation of `keys` (all keys by default) and
@@ -260,12 +244,12 @@ public final class BrokerClient: Sendable {
   public func waitUntilConfirmed(keys: [String]? = nil, timeout: Duration = .seconds(10))
     async throws
   {
-    let confirmed = await progress.wait(until: .now + timeout) { [self] in
+    let confirmed = await storage.progress.wait(until: .now + timeout) { [self] in
       (connectionState == .connected
         && storage.keys(keys) { $0.isSynced && !$0.hasUnconfirmedWrites }) || isRefused
     }
     guard confirmed, !isRefused else {
-      if let failure = shared.withLock({ $0.handshakeFailure }) {
+      if let failure = storage.withConnection({ $0.handshakeFailure }) {
         throw BrokerError(
           .handshakeFailed, "cannot connect to the broker at \(endpoint): \(failure.reason)")
       }
@@ -283,15 +267,15 @@ public final class BrokerClient: Sendable {
   /// - Throws: ``BrokerError`` with the code ``BrokerError/Code/timedOut`` when the broker cannot
   ///   be reached in time, or ``BrokerError/Code/handshakeFailed`` when it refuses the connection.
   public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws {
-    let connected = await progress.wait(until: .now + timeout) { [self] in
+    let connected = await storage.progress.wait(until: .now + timeout) { [self] in
       (connectionState == .connected && storage.keys(nil) { $0.isSynced }) || isRefused
     }
-    if let failure = shared.withLock({ $0.handshakeFailure }) {
+    if let failure = storage.withConnection({ $0.handshakeFailure }) {
       throw BrokerError(
         .handshakeFailed, "cannot connect to the broker at \(endpoint): \(failure.reason)")
     }
     guard connected else {
-      if let unavailable = shared.withLock({ $0.unavailableBroker }) {
+      if let unavailable = storage.withConnection({ $0.unavailableBroker }) {
         throw BrokerError(
           .timedOut,
           "no broker at \(endpoint) served within \(timeout): the broker at \(unavailable) answered "
@@ -310,89 +294,15 @@ public final class BrokerClient: Sendable {
   func reference<Value: Sendable & Equatable>(
     key: String, initialValue: Value, codec: BrokerCodec<Value>
   ) -> BrokerReference<Value> {
-    let (reference, wake) = storage.reference(key: key) { storage in
+    storage.reference(key: key, initialValue: initialValue, codec: codec) { [storage] index in
       BrokerReference<Value>(
-        slot: KeySlot(
-          KeyStateMachine(
-            key: key, clientID: id, initialValue: initialValue, codec: codec,
-            heartbeat: configuration.heartbeatInterval,
-            maxWritesInFlight: configuration.maxWritesInFlight
-          )
-        ),
-        storage: storage, client: self
-      )
+        key: key, index: index, initialValue: initialValue, storage: storage, client: self)
     }
-    if wake { wakeIOThread() }
-    return reference
-  }
-
-  /// The storage has work for the I/O thread (a mutation to send, a key to subscribe to).
-  func wakeIOThread() {
-    wakeUp?.signal()
   }
 
   /// Asks for a fresh snapshot of `key` and waits for it.
-  func resynchronize(key: String) async throws {
-    if storage.reload(key) { wakeIOThread() }
+  func resynchronize(key: String, index: Int) async throws {
+    storage.reload(index)
     try await waitUntilConfirmed(keys: [key])
-  }
-
-  // MARK: - For the I/O thread
-
-  var wakeUpSignal: WakeUpSignal? { wakeUp }
-  var isClosed: Bool { shared.withLock { $0.closed } }
-
-  /// The broker at `endpoint` answered that it cannot reach its cluster's store.
-  func brokerUnavailable(at endpoint: String) {
-    let first = shared.withLock { state in
-      defer { state.unavailableBroker = endpoint }
-      return state.unavailableBroker != endpoint
-    }
-    if first {
-      logger.warning(
-        "The broker cannot reach its cluster's store (etcd)", metadata: ["endpoint": "\(endpoint)"])
-    }
-  }
-
-  func setState(_ new: ConnectionState) {
-    let observed = shared.withLock { state in
-      if new == .connected || new == .syncing { state.unavailableBroker = nil }
-      guard state.state != new else { return false }
-      state.state = new
-      for observer in state.observers.values { observer.yield(new) }
-      return !state.observers.isEmpty
-    }
-    if observed {
-      logger.info("Broker connection \(new.rawValue)", metadata: ["endpoint": "\(endpoint)"])
-    }
-    progressed()
-  }
-
-  /// Records the outcome of a security handshake (`nil`: it succeeded). A permanent failure
-  /// shows as ``ConnectionState/refused`` until a handshake succeeds.
-  func handshakeFailed(_ failure: HandshakeFailure?) {
-    let (changed, refused) = shared.withLock { state in
-      defer { state.handshakeFailure = failure }
-      return (state.handshakeFailure != failure, state.state == .refused)
-    }
-    if changed, let failure {
-      // A failure that may pass (a connection cut once) is not yet an error.
-      logger.log(
-        level: failure.isPermanent ? .error : .warning,
-        "Broker handshake failed",
-        metadata: ["endpoint": "\(endpoint)", "reason": "\(failure.reason)"])
-    }
-    if failure?.isPermanent == true {
-      setState(.refused)
-    } else if refused {
-      setState(.connecting)
-    } else {
-      progressed()
-    }
-  }
-
-  /// Something waiters may care about happened.
-  func progressed() {
-    progress.signal()
   }
 }

@@ -1,96 +1,201 @@
 import Foundation
+import Logging
+import OpenCombine
 import Sharing
 import Synchronization
 import Testing
 
 @testable import SharedBroker
 
-/// The client's storage as its callers meet it: a mutation shows at once and stays pending, a
-/// burst of them wakes the I/O thread once, and a mutation may read shared values.
+/// The client's storage as its callers meet it, with a transport that keeps what is sent: a
+/// mutation shows at once and stays pending, a burst of them wakes the I/O thread once, and user
+/// code (mutations, rebased mutations, codecs, observers) runs under no lock of the storage, so
+/// it may read and write shared values.
 @Suite struct ClientStorageTests {
-  let storage = ClientStorage(
-    machine: ClientStateMachine(
-      id: "client", heartbeat: .milliseconds(500), missedHeartbeats: 3, now: .now))
-  /// Stands for the key's reference, which a test store's snapshots are keyed by.
-  let owner = Owner()
+  let wakeCount = WakeCount()
+  let storage: ClientStorage
+  let transport = Transport()
+  let start = ContinuousClock.now
 
-  final class Owner: Sendable {}
+  /// How often the storage woke the I/O thread.
+  final class WakeCount: Sendable {
+    let count = Mutex(0)
+  }
 
-  func slot(_ key: String) -> KeySlot {
-    KeySlot(
-      KeyStateMachine(
-        key: key, clientID: "client", initialValue: 0, codec: .json,
-        heartbeat: .milliseconds(500), maxWritesInFlight: 32))
+  var wakes: Int {
+    get { wakeCount.count.withLock { $0 } }
+    nonmutating set { wakeCount.count.withLock { $0 = newValue } }
+  }
+
+  init() {
+    let wakes = wakeCount
+    storage = ClientStorage(
+      machine: ClientMachine(
+        id: "client", heartbeat: .milliseconds(500), missedHeartbeats: 3, maxWritesInFlight: 32,
+        now: .now),
+      endpoint: "test", logger: Logger(label: "test"), wake: { wakes.count.withLock { $0 += 1 } })
+  }
+
+  /// Keeps what the storage sends.
+  final class Transport: ClientTransport, @unchecked Sendable {
+    var sent: [BrokerMessage] = []
+    var endpoint: String { "test" }
+    func send(_ message: BrokerMessage) { sent.append(message) }
+    func subscribe(to key: String) {}
+    func moveToNextBroker() -> Bool { false }
+
+    /// Takes the writes sent since the last call.
+    func takeWrites() -> [BrokerMessage] {
+      defer { sent = [] }
+      return sent.filter { if case .write = $0 { true } else { false } }
+    }
+  }
+
+  func reference<Value: Codable & Sendable & Equatable>(
+    _ key: String, _ initialValue: Value, codec: BrokerCodec<Value> = .json
+  ) -> BrokerReference<Value> {
+    storage.reference(key: key, initialValue: initialValue, codec: codec) { [storage] index in
+      BrokerReference(
+        key: key, index: index, initialValue: initialValue, storage: storage, client: nil)
+    }
+  }
+
+  /// Brings `keys` in sync at version 1 with `values` (JSON), as the broker run "run" answers.
+  func sync(_ keys: [(String, String)]) {
+    storage.handle(
+      .reply(.welcome(instance: "run", publisher: "inproc://p", maxValueSize: nil)), at: start,
+      via: transport)
+    storage.handle(.turn, at: start, via: transport)
+    for (key, value) in keys {
+      storage.handle(.published([.synced(key: key, client: "client")]), at: start, via: transport)
+      storage.handle(
+        .reply(
+          .snapshot(key: key, version: 1, lastWrite: 0, value: Data(value.utf8), writes: [:])),
+        at: start, via: transport)
+    }
+    storage.handle(.turn, at: start, via: transport)
   }
 
   @Test func aBurstOfMutationsWakesTheIOThreadOnceUntilItsTurn() {
-    let count = slot("count")
-    let wakes = (0..<100).map { _ in storage.mutate(count, of: owner) { $0 += 1 }.wake }
-    #expect(wakes.filter { $0 }.count == 1)
-    #expect(storage.value(count, of: owner, as: Int.self) == 100)
-    #expect(count.unconfirmedWriteCount == 100)
+    let count = reference("count", 0)
+    // Adding the key woke the thread; its turn takes the key.
+    #expect(wakes == 1)
+    storage.handle(.turn, at: start, via: transport)
+    transport.sent = []
+    wakes = 0
+    for _ in 0..<100 { count.withLock { $0 += 1 } }
+    #expect(wakes == 1)
+    #expect(count.value == 100)
+    #expect(storage.unconfirmedWriteCount == 100)
 
-    var actions = ClientActions()
-    storage.turn(at: .now, &actions)
+    storage.handle(.turn, at: start + .seconds(1), via: transport)
     // Not connected: the turn says HELLO and writes nothing; every mutation stays pending.
-    #expect(actions.messages.map(\.frames) == [BrokerMessage.hello(client: "client").frames])
-    #expect(storage.mutate(count, of: owner) { $0 += 1 }.wake)
-    #expect(count.unconfirmedWriteCount == 101)
-  }
-
-  @Test func aMutationMayReadSharedValuesItsOwnIncluded() {
-    let (count, total) = (slot("count"), slot("total"))
-    _ = storage.mutate(count, of: owner) { $0 = 3 }
-    let totalSlot = total
-    let read = storage.mutate(total, of: owner) { [storage, owner] value in
-      value =
-        storage.value(count, of: owner, as: Int.self)
-        + storage.value(totalSlot, of: owner, as: Int.self) + 1
-      return value
-    }.result
-    #expect(read == 4)
-    #expect(storage.reading(total, of: owner, as: Int.self).value == 4)
+    #expect(transport.sent == [.hello(client: "client")])
+    count.withLock { $0 += 1 }
+    #expect(wakes == 2)
+    #expect(storage.unconfirmedWriteCount == 101)
   }
 
   @Test func aReadingHasTheValueAndItsErrorsAtOnce() {
-    let count = slot("count")
-    _ = storage.mutate(count, of: owner) { $0 = 7 }
-    let reading = storage.reading(count, of: owner, as: Int.self)
+    let count = reference("count", 0)
+    count.withLock { $0 = 7 }
+    let reading = count.reading
     #expect(reading.value == 7)
     #expect(reading.isLoading)
     #expect(reading.loadError == nil)
     #expect(reading.saveError == nil)
   }
-}
 
-extension ClientStorageTests {
-  /// A rebase re-runs pending mutations on another process's newer value; one that reads its
-  /// own key's value runs outside the key machine too, and sees the value before the rebase.
-  @Test func aRebasedMutationMayReadItsOwnKey() {
-    let count = slot("count")
-    let now = ContinuousClock.now
-    for message: BrokerMessage in [
-      .synced(key: "count", client: "client"),
-      .snapshot(key: "count", version: 1, lastWrite: 0, value: Data("0".utf8), writes: [:]),
-    ] {
-      if case .synced = message {
-        _ = count.handle(.connected(at: now))
-        _ = count.handle(.tick(at: now, instance: "run"))
-      }
-      _ = count.handle(.received(message, at: now, instance: "run"))
+  @Test func aMutationMayReadSharedValuesItsOwnIncluded() {
+    let (count, total) = (reference("count", 0), reference("total", 0))
+    count.withLock { $0 = 3 }
+    let read = total.withLock { value in
+      value = count.value + total.value + 1
+      return value
     }
-    #expect(count.isSynced)
+    #expect(read == 4)
+    #expect(total.value == 4)
+  }
+
+  /// A rebase re-runs pending mutations on another process's newer value with no lock held: one
+  /// that reads another key and its own key sees the values before the rebase, and none is lost.
+  @Test func aRebasedMutationMayReadAnotherKeyAndItsOwn() {
+    let (count, other) = (reference("count", 0), reference("other", 0))
+    sync([("count", "0"), ("other", "5")])
     let seen = Mutex<[Int]>([])
-    _ = storage.mutate(count, of: owner) { [storage, owner] value in
-      seen.withLock { $0.append(storage.value(count, of: owner, as: Int.self)) }
+    count.withLock { value in
+      seen.withLock { $0.append(count.value + other.value) }
       value += 1
     }
-    #expect(storage.value(count, of: owner, as: Int.self) == 1)
-    let update = BrokerMessage.update(
-      key: "count", version: 2, client: "other", write: 1, value: Data("10".utf8))
-    _ = count.handle(.received(update, at: now, instance: "run"))
-    #expect(count.deliverUpdates())
-    #expect(storage.value(count, of: owner, as: Int.self) == 11)
-    #expect(seen.withLock { $0 } == [0, 1])
+    #expect(count.value == 1)
+    storage.handle(
+      .published([
+        .update(key: "count", version: 2, client: "other", write: 1, value: Data("10".utf8))
+      ]), at: start, via: transport)
+    #expect(count.value == 11)
+    // Once when recorded (0 + 5), once in the rebase (the value before it, 1, + 5).
+    #expect(seen.withLock { $0 } == [5, 6])
+    #expect(storage.unconfirmedWriteCount == 1)
+  }
+
+  /// An observer that writes a key (another, and its own once) on the I/O thread's
+  /// notification: no deadlock, and both writes count.
+  @Test func anObserverMayWriteKeys() {
+    let (count, mirror) = (reference("count", 0), reference("mirror", 0))
+    sync([("count", "0"), ("mirror", "0")])
+    let cancellable = count.publisher.dropFirst().sink { value in
+      mirror.withLock { $0 = value }
+      if value == 10 { count.withLock { $0 += 1 } }
+    }
+    storage.handle(
+      .published([
+        .update(key: "count", version: 2, client: "other", write: 1, value: Data("10".utf8))
+      ]), at: start, via: transport)
+    #expect(count.value == 11)
+    #expect(mirror.value == 11)
+    #expect(storage.machine.keys[0].unconfirmedWriteCount == 1)
+    cancellable.cancel()
+  }
+
+  /// A codec that throws, decoding and encoding: the errors show, the last good value stays,
+  /// and the mutations stay pending, none lost.
+  @Test func aCodecThatThrowsLosesNothing() throws {
+    struct Refused: Error {}
+    let failing = Mutex(false)
+    let codec = BrokerCodec<Int>(
+      decode: { data in
+        if failing.withLock({ $0 }) { throw Refused() }
+        return try JSONDecoder().decode(Int.self, from: data)
+      },
+      encode: { value in
+        if failing.withLock({ $0 }) { throw Refused() }
+        return try JSONEncoder().encode(value)
+      })
+    let count = reference("count", 0, codec: codec)
+    sync([("count", "1")])
+    #expect(count.value == 1)
+    failing.withLock { $0 = true }
+    storage.handle(
+      .published([
+        .update(key: "count", version: 2, client: "other", write: 1, value: Data("7".utf8))
+      ]), at: start, via: transport)
+    #expect(count.value == 1)
+    #expect(count.loadError != nil)
+    count.withLock { $0 += 1 }
+    storage.handle(.turn, at: start, via: transport)
+    #expect(transport.takeWrites().isEmpty)
+    #expect(count.saveError != nil)
+    #expect(count.value == 2)
+
+    failing.withLock { $0 = false }
+    storage.handle(.turn, at: start + .seconds(1), via: transport)
+    let writes = transport.takeWrites()
+    #expect(writes.count == 1)
+    guard case .write(_, _, "count", 2, let value, nil)? = writes.first else {
+      Issue.record("expected a write of count on version 2, got \(writes)")
+      return
+    }
+    #expect(value == Data("2".utf8))
+    #expect(storage.unconfirmedWriteCount == 1)
   }
 }

@@ -1,15 +1,22 @@
 import Foundation
+import Logging
+import Synchronization
 
 @testable import SharedBroker
 
-/// One simulated process: the real ``ClientStateMachine`` and key machines, its two
-/// connections to the broker (DEALER and SUB) as the simulation's network sees them, and the
-/// mutations its user made.
+/// One simulated process: the real ``ClientStorage`` with its ``ClientMachine``, the real
+/// references its user mutates through, its two connections to the broker (DEALER and SUB) as
+/// the simulation's network sees them, and the mutations its user made.
 final class SimulatedClient {
   let index: Int
-  var machine: ClientStateMachine
-  let channels: [KeySlot]
-  var actions = ClientActions()
+  let storage: ClientStorage
+  let references: [BrokerReference<Tally>]
+  /// The storage asked to wake the I/O thread: the simulation schedules its turn.
+  private let wakeRequested = WakeRequest()
+
+  private final class WakeRequest: Sendable {
+    let requested = Mutex(false)
+  }
   var alive = true
   /// The DEALER's connection: up or not, its ROUTER identity, and an epoch that changes with
   /// every connection, so a message sent on an old one is not delivered on a new one.
@@ -53,24 +60,40 @@ final class SimulatedClient {
     now: ContinuousClock.Instant
   ) {
     self.index = index
-    machine = ClientStateMachine(id: id, heartbeat: heartbeat, missedHeartbeats: 3, now: now)
-    channels = keys.map { key in
-      KeySlot(
-        KeyStateMachine(
-          key: key, clientID: id, initialValue: Tally(), codec: .json, heartbeat: heartbeat,
-          maxWritesInFlight: maxWritesInFlight
-        )
-      )
+    let wakeRequested = wakeRequested
+    let storage = ClientStorage(
+      machine: ClientMachine(
+        id: id, heartbeat: heartbeat, missedHeartbeats: 3, maxWritesInFlight: maxWritesInFlight,
+        now: now),
+      endpoint: "simulated",
+      logger: Logger(label: "simulated-client") { _ in SwiftLogNoOpLogHandler() },
+      wake: { wakeRequested.requested.withLock { $0 = true } })
+    self.storage = storage
+    references = keys.map { key in
+      storage.reference(key: key, initialValue: Tally(), codec: .json, at: now) { index in
+        BrokerReference(
+          key: key, index: index, initialValue: Tally(), storage: storage, client: nil)
+      }
     }
     tags = keys.map { _ in [] }
     lastSynced = keys.map { _ in .zero }
     cameBackAfterTimeout = keys.map { _ in .zero }
   }
 
-  var id: String { machine.id }
+  /// The machine as it is now.
+  var machine: ClientMachine { storage.machine }
+  var id: String { storage.machine.id }
+
+  /// Whether the storage asked for a wake-up since the last call.
+  func takeWakeRequest() -> Bool {
+    wakeRequested.requested.withLock { requested in
+      defer { requested = false }
+      return requested
+    }
+  }
 
   /// The tags of `key` the broker confirmed to this client.
   func confirmedTags(_ key: Int) -> ArraySlice<String> {
-    tags[key].prefix(tags[key].count - channels[key].unconfirmedWriteCount)
+    tags[key].prefix(tags[key].count - machine.keys[key].unconfirmedWriteCount)
   }
 }

@@ -237,13 +237,13 @@ final class Simulation {
           after: random.duration(.microseconds(50), .milliseconds(1)),
           .subscriberConnects(client: index))
       }
-      client.machine.receive(reply: message, at: instant(client), &client.actions)
+      client.storage.handle(.reply(message), at: instant(client), via: transport(client))
       try turn(client)
     case .published(let index, let epoch, let message):
       let client = clients[index]
       guard client.alive, client.subscriberUp, client.subscriberEpoch == epoch else { return }
       note { "\(client.id.prefix(4)) ⇐ \(message)" }
-      client.machine.receive(published: [message], at: instant(client), &client.actions)
+      client.storage.handle(.published([message]), at: instant(client), via: transport(client))
       try turn(client)
     case .wake(let index, let generation):
       let client = clients[index]
@@ -258,18 +258,16 @@ final class Simulation {
       note { "\(client.id.prefix(4)) mutates \(tag)" }
       client.tags[key].append(tag)
       client.mutatedAt[tag] = now
-      // As `ClientStorage.mutate` records it: run on the caller's side, recorded in the machine.
-      let slot = client.channels[key]
-      slot.catchUp()
-      var value = slot.machine.local.as(Tally.self)
-      value.counts[tag, default: 0] += 1
-      slot.machine.record(value) { $0.counts[tag, default: 0] += 1 }
+      // Through the key's reference, as a user's `withLock` runs.
+      client.references[key].withLock { $0.counts[tag, default: 0] += 1 }
       outcome.mutations += 1
-      // The writer wakes the I/O thread, whose next turn sends it.
-      client.wakeGeneration += 1
-      schedule(
-        after: random.duration(.microseconds(5), .microseconds(200)),
-        .wake(client: index, generation: client.wakeGeneration))
+      // The storage wakes the I/O thread when it was not woken already; its turn sends it.
+      if client.takeWakeRequest() {
+        client.wakeGeneration += 1
+        schedule(
+          after: random.duration(.microseconds(5), .microseconds(200)),
+          .wake(client: index, generation: client.wakeGeneration))
+      }
     case .dealerConnects(let index):
       let client = clients[index]
       guard client.alive, !client.dealerUp else { return }
@@ -282,7 +280,7 @@ final class Simulation {
       client.peer = Data("peer-\(nextPeer)".utf8)
       peers[client.peer] = (index, client.dealerEpoch)
       note { "\(client.id.prefix(4)) DEALER connected" }
-      client.machine.handshakeSucceeded(at: instant(client), &client.actions)
+      client.storage.handle(.handshakeSucceeded, at: instant(client), via: transport(client))
       try turn(client)
     case .subscriberConnects(let index):
       let client = clients[index]
@@ -353,9 +351,8 @@ final class Simulation {
       now: base + now
     )
     clients.append(client)
-    for channel in client.channels {
-      _ = client.machine.add(channel, at: instant(client), &client.actions)
-    }
+    // The first turn takes the new keys: the loop starts with one.
+    _ = client.takeWakeRequest()
     note { "\(id.prefix(4)) starts" }
     schedule(
       after: random.duration(.microseconds(10), .milliseconds(5)), .dealerConnects(client: index))
@@ -377,8 +374,8 @@ final class Simulation {
     if client.lastTurn == now {
       client.turnsNow += 1
       if client.turnsNow > 500 {
-        let due = client.channels.map {
-          "\(String(describing: $0.machine.deadline.map { instant(client).duration(to: $0) }))"
+        let due = client.machine.keys.map {
+          "\(String(describing: $0.deadline.map { instant(client).duration(to: $0) }))"
         }
         throw failure("\(client.id)'s loop spins at one instant (keys due in \(due)): \(state())")
       }
@@ -387,11 +384,9 @@ final class Simulation {
       client.turnsNow = 0
     }
     let at = instant(client)
-    client.machine.tick(at: at, &client.actions)
-    client.machine.flush(at: at, &client.actions)
-    try perform(client)
+    client.storage.handle(.turn, at: at, via: transport(client))
     try scheduleWake(client)
-    for (key, slot) in client.channels.enumerated() where slot.isSynced {
+    for (key, machine) in client.machine.keys.enumerated() where machine.isSynced {
       if now - client.lastSynced[key] > clusterClientTimeout {
         client.cameBackAfterTimeout[key] = now
       }
@@ -405,25 +400,27 @@ final class Simulation {
     client.wakeGeneration += 1
     schedule(
       after: at.duration(to: due), .wake(client: client.index, generation: client.wakeGeneration))
-    for channel in client.channels where channel.machine.writesInFlight > Self.maxWritesInFlight {
-      throw failure("\(client.id) has \(channel.machine.writesInFlight) writes in flight")
+    for key in client.machine.keys where key.writesInFlight > Self.maxWritesInFlight {
+      throw failure("\(client.id) has \(key.writesInFlight) writes in flight")
     }
   }
 
-  private func perform(_ client: SimulatedClient) throws {
-    if etcd != nil, client.actions.moveToNextBroker { move(client) }
-    for message in client.actions.messages {
-      switch message {
-      case .hello, .ping: break
-      default:
-        client.requestsSent += 1
-        requests += 1
-      }
-      // ZMQ_IMMEDIATE: with no connection up, the DEALER drops what is sent.
-      guard client.dealerUp, brokers[client.broker] != nil else { continue }
-      send(message.frames, on: client)
+  /// The client's sockets, as its storage reaches them.
+  private func transport(_ client: SimulatedClient) -> Transport {
+    Transport(simulation: self, client: client)
+  }
+
+  /// What the storage sends: counted, and put on the DEALER's connection if it is up.
+  fileprivate func clientSends(_ message: BrokerMessage, from client: SimulatedClient) {
+    switch message {
+    case .hello, .ping: break
+    default:
+      client.requestsSent += 1
+      requests += 1
     }
-    client.actions = ClientActions()
+    // ZMQ_IMMEDIATE: with no connection up, the DEALER drops what is sent.
+    guard client.dealerUp, brokers[client.broker] != nil else { return }
+    send(message.frames, on: client)
   }
 
   private func send(_ frames: [Data], on client: SimulatedClient) {
@@ -613,16 +610,14 @@ final class Simulation {
     guard tellingClient else { return }
     // The socket monitor tells the loop; libzmq reconnects by itself. With other brokers to
     // go to, the loop moves at once.
-    client.machine.connectionLost(&client.actions)
-    if brokers.count > 1 {
-      client.actions.moveToNextBroker = true
-      schedule(after: .zero, .wake(client: client.index, generation: client.wakeGeneration))
-    }
+    client.storage.handle(
+      .connectionLost(move: brokers.count > 1), at: instant(client), via: transport(client))
   }
 
   /// Moves a client's DEALER to the next broker of the cluster; its SUB follows the WELCOME.
-  private func move(_ client: SimulatedClient) {
-    client.actions.moveToNextBroker = false
+  /// Returns `false` for a single broker, which the client stays with.
+  fileprivate func move(_ client: SimulatedClient) -> Bool {
+    guard brokers.count > 1 else { return false }
     client.broker = (client.broker + 1) % brokers.count
     note { "\(client.id.prefix(4)) moves to broker\(client.broker)" }
     cutDealer(client, tellingClient: false)
@@ -632,7 +627,7 @@ final class Simulation {
       client.subscriberEpoch += 1
     }
     client.publisherKnown = false
-    client.machine.movedBroker(at: instant(client), &client.actions)
+    return true
   }
 
   private func cutSubscriber(_ client: SimulatedClient) {
@@ -747,14 +742,18 @@ final class Simulation {
       if let entry = core.entries[key], !entry.value.isEmpty {
         kept.formUnion(try QuickJSONDecoder().decode(Tally.self, from: entry.value).counts.keys)
       }
-      let holders = clients.filter { $0.alive && $0.channels[keyIndex].machine.instance != nil }
-      let newest = holders.max { a, b in
-        let (x, y) = (a.channels[keyIndex].machine, b.channels[keyIndex].machine)
-        return (x.instance!, x.version) < (y.instance!, y.version)
+      let holders = clients.filter { $0.alive && $0.machine.keys[keyIndex].instance != nil }
+      let newest = holders.map { $0.machine.keys[keyIndex] }.max { x, y in
+        (x.instance!, x.version) < (y.instance!, y.version)
       }
       if let newest {
-        newest.channels[keyIndex].catchUp()
-        kept.formUnion(newest.channels[keyIndex].machine.confirmed.as(Tally.self).counts.keys)
+        let confirmed =
+          if newest.undecoded, let data = newest.confirmedData {
+            try QuickJSONDecoder().decode(Tally.self, from: data)
+          } else {
+            newest.confirmed.as(Tally.self)
+          }
+        kept.formUnion(confirmed.counts.keys)
       }
       for client in clients {
         for tag in client.confirmedTags(keyIndex) where !kept.contains(tag) {
@@ -792,9 +791,9 @@ final class Simulation {
     for (keyIndex, key) in keys.enumerated() {
       let entry = entries[key]
       for client in clients where client.alive {
-        let machine = client.channels[keyIndex].machine
+        let machine = client.machine.keys[keyIndex]
         // Nothing on its way either: a request delayed from the faults would still be answered.
-        guard client.dealerUp, client.subscribed, client.machine.connected,
+        guard client.dealerUp, client.subscribed, client.machine.isConnected,
           client.lastDealerOut <= now, client.lastDealerIn <= now,
           brokers[client.broker] != nil, client.subscriberBroker == client.broker,
           client.machine.brokerInstance == instance, machine.isSynced,
@@ -850,10 +849,8 @@ final class Simulation {
           }
         }
         if client.alive {
-          // Brought up to date on a copy, leaving the client as the run left it.
-          let copy = KeySlot(client.channels[keyIndex].machine)
-          copy.catchUp()
-          let local = copy.machine.local.as(Tally.self)
+          // As the user reads it, brought up to date.
+          let local = client.references[keyIndex].liveValue
           guard local == tally else {
             throw failure(
               "\(client.id) shows \(local.counts.count) mutations, the broker \(tally.counts.count)"
@@ -891,11 +888,11 @@ final class Simulation {
       instance == nil
       ? "down" : keys.map { "\($0)@\(entries[$0]?.version ?? 0)" }.joined(separator: " ")
     let views = clients.filter(\.alive).map { client in
-      let keys = client.channels.map { channel in
-        "\(channel.key)@\(channel.machine.version) \(channel.machine.phase) pending \(channel.unconfirmedWriteCount)"
+      let keys = client.machine.keys.map { key in
+        "\(key.key)@\(key.version) \(key.phase) pending \(key.unconfirmedWriteCount)"
       }
       return
-        "\(client.id.prefix(4)) \(client.machine.connected ? "connected" : "not connected") \(keys)"
+        "\(client.id.prefix(4)) \(client.machine.isConnected ? "connected" : "not connected") \(keys)"
     }
     return "broker \(broker); " + views.joined(separator: "; ")
   }
@@ -912,5 +909,25 @@ final class Simulation {
 
   private func failure(_ reason: String) -> Failure {
     Failure(seed: seed, reason: reason)
+  }
+}
+
+/// A simulated client's sockets: what its storage sends goes on the simulation's network.
+private struct Transport: ClientTransport {
+  let simulation: Simulation
+  let client: SimulatedClient
+
+  var endpoint: String { "broker\(client.broker)" }
+
+  func send(_ message: BrokerMessage) {
+    simulation.clientSends(message, from: client)
+  }
+
+  /// The simulation's SUB subscribes to every key it is given (``Simulation`` models when a
+  /// subscription takes effect).
+  func subscribe(to key: String) {}
+
+  func moveToNextBroker() -> Bool {
+    simulation.move(client)
   }
 }

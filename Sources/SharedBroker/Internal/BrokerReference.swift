@@ -2,25 +2,36 @@ import Foundation
 internal import OpenCombine
 internal import Sharing
 
-/// The reference behind `@Shared(.broker("key"))`: a façade over its key's slot in the client's
+/// The reference behind `@Shared(.broker("key"))`: a façade over its key in the client's
 /// ``ClientStorage``, which holds the value (confirmed + pending mutations) in the key's
-/// ``KeyStateMachine``. A mutation shows locally at once; the client's I/O thread sends it and
-/// feeds the broker's answers to the machine. The reference keeps the observers.
-final class BrokerReference<Value: Sendable & Equatable>: MutableReference, KeyReference,
-  @unchecked Sendable
-{
+/// ``KeyMachine``. A mutation shows locally at once; the client's I/O thread sends it and feeds
+/// the broker's answers to the machine. The reference keeps the key's lock, which `withLock`
+/// bodies run under, and the observers, which the storage tells of every change with its value.
+final class BrokerReference<Value: Sendable & Equatable>: MutableReference, @unchecked Sendable {
   let key: String
-  let slot: KeySlot
+  /// The key's place in the client's machine.
+  let index: Int
   private let storage: ClientStorage
   private weak var client: BrokerClient?
+  /// The key's lock: one mutation at a time, as `withLock` promises. Recursive: a body may
+  /// mutate the key again.
+  private let lock = NSRecursiveLock()
   private let notifier: ReferenceNotifier<Value>
+  /// What a reference replaced by one of another value type for the same key shows (the
+  /// client's keys hold one type each; Sharing reports the clash).
+  private let initialValue: Value
+  /// The newest value stamp the observers heard of (under `notifier`'s lock).
+  private var told: UInt64 = 0
 
-  init(slot: KeySlot, storage: ClientStorage, client: BrokerClient) {
-    key = slot.key
-    self.slot = slot
+  init(
+    key: String, index: Int, initialValue: Value, storage: ClientStorage, client: BrokerClient?
+  ) {
+    self.key = key
+    self.index = index
     self.storage = storage
     self.client = client
-    notifier = ReferenceNotifier(initialValue: slot.machine.local.as(Value.self)) { [key] in
+    self.initialValue = initialValue
+    notifier = ReferenceNotifier(initialValue: initialValue) {
       ".broker(\(String(reflecting: key)))"
     }
   }
@@ -38,7 +49,7 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, KeyR
     return liveValue
   }
 
-  var liveValue: Value { storage.value(slot, of: self, as: Value.self) }
+  var liveValue: Value { liveReading.value }
 
   func access() {
     notifier.access()
@@ -60,29 +71,40 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, KeyR
   }
 
   /// The value and its errors, from one locked read.
-  private var liveReading: SharedReading<Value> { storage.reading(slot, of: self, as: Value.self) }
+  private var liveReading: SharedReading<Value> {
+    storage.reading(index, of: self, as: Value.self)
+      ?? SharedReading(value: initialValue, isLoading: false, loadError: nil, saveError: nil)
+  }
 
   func withLock<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
     if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {
       return try tracker.updateSnapshot(of: self, live: liveValue, body)
     }
-    let (result, wake) = try storage.mutate(slot, of: self, body)
-    notifier.notify({ liveValue }, onlyTheValue: true)
-    if wake { client?.wakeIOThread() }
-    return result
+    return try lock.withLock {
+      if let result = try storage.mutate(index, of: self, body) { return result }
+      var detached = initialValue
+      return try body(&detached)
+    }
   }
 
   func load() async throws {
-    try await client?.resynchronize(key: key)
+    try await client?.resynchronize(key: key, index: index)
   }
 
   func save() async throws {
     try await client?.waitUntilConfirmed(keys: [key])
   }
 
-  // MARK: - KeyReference
+  // MARK: - From the storage
 
-  func changed() {
-    notifier.notify { liveValue }
+  /// The key's value (or its errors) changed: observers hear of `value` unless they already
+  /// heard of a newer one (`stamp` orders them).
+  func changed(_ value: KeyValue, stamp: UInt64, onlyTheValue: Bool) {
+    notifier.notify(
+      newer: {
+        guard stamp >= told else { return nil }
+        told = stamp
+        return value.as(Value.self)
+      }, onlyTheValue: onlyTheValue)
   }
 }

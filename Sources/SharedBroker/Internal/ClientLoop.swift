@@ -4,16 +4,14 @@ internal import ZeroMQ
 import Synchronization
 
 /// The body of a ``BrokerClient``'s I/O thread, which owns its sockets: it polls them, decodes
-/// what they read, feeds the ``ClientStateMachine`` in the ``ClientStorage`` (which routes to
-/// each key's ``KeyStateMachine``), and carries out the ``ClientActions`` the machine collects:
-/// what to send, what to subscribe to, whom to tell. Every decision about the protocol is in the
-/// machines; this type only does the I/O.
+/// what they read and reports it to the ``ClientStorage`` as ``ClientEvent``s; the storage feeds
+/// its ``ClientMachine`` and sends, subscribes and moves through this loop, its
+/// ``ClientTransport``. Every decision about the protocol is in the machine; this type only does
+/// the I/O.
 ///
 /// Only this thread touches the sockets: a writer records its mutation in the storage and wakes
 /// the thread, which encodes and sends it, so no socket call ever runs inside a writer's reducer.
-final class ClientLoop: @unchecked Sendable {
-  /// Set once, before the I/O thread starts.
-  weak var client: BrokerClient?
+final class ClientLoop: ClientTransport, @unchecked Sendable {
   /// The brokers to try, in turn.
   private let endpoints: [String]
   /// The one the DEALER is connected to (read by other threads too).
@@ -30,8 +28,7 @@ final class ClientLoop: @unchecked Sendable {
   private var dealer: Socket!
   private var subscriber: Socket!
   private let storage: ClientStorage
-  /// What the machine asked for, taken at each turn; kept to reuse its storage.
-  private var actions = ClientActions()
+  private let wakeUp: WakeUpSignal?
   /// The messages the SUB socket had waiting, kept to reuse its storage.
   private var published: [BrokerMessage] = []
   private var publisherEndpoint: String?
@@ -39,18 +36,19 @@ final class ClientLoop: @unchecked Sendable {
   private var handshakes: HandshakeHistory
 
   init(
-    endpoints: [String], storage: ClientStorage, configuration: BrokerClient.Configuration,
-    logger: Logger
+    endpoints: [String], storage: ClientStorage, wakeUp: WakeUpSignal?,
+    configuration: BrokerClient.Configuration, logger: Logger
   ) {
     self.endpoints = endpoints
     self.storage = storage
+    self.wakeUp = wakeUp
     self.configuration = configuration
     self.logger = logger
     handshakes = HandshakeHistory(usesCurve: configuration.curve != nil)
   }
 
   func run() {
-    guard let wakeUp = client?.wakeUpSignal else { return }
+    guard let wakeUp else { return }
     do {
       let context = try Context()
       defer { context.terminate() }
@@ -99,15 +97,14 @@ final class ClientLoop: @unchecked Sendable {
           dealerWaiting || subscriberWaiting || monitorWaiting
           ? .zero : storage.deadline(now: start) - start
         let ready = try poller.poll(timeout: timeout)
-        guard let client, !client.isClosed else { return }
+        guard !storage.withConnection(\.closed) else { return }
         // Work from another thread (a mutation, a new key, a reload) is in the storage, taken
         // with the turn below; cleared first, so a wake-up for work after the turn stays set.
         if ready.contains(wakeIndex) { wakeUp.clear() }
-        if ready.contains(monitorIndex) || monitorWaiting { drainEvents(monitor, client) }
+        if ready.contains(monitorIndex) || monitorWaiting { drainEvents(monitor) }
         if ready.contains(dealerIndex) || dealerWaiting { drainReplies() }
         if ready.contains(subscriberIndex) || subscriberWaiting { drainPublished() }
-        storage.turn(at: .now, &actions)
-        perform(client)
+        storage.handle(.turn, at: .now, via: self)
       }
     } catch let error as ZMQError where error.isContextTerminated {
       return
@@ -127,7 +124,7 @@ final class ClientLoop: @unchecked Sendable {
 
   /// A failed handshake is otherwise invisible (libzmq retries quietly), so it is turned into
   /// the reason a wait for the broker fails.
-  private func drainEvents(_ monitor: SocketMonitor, _ client: BrokerClient) {
+  private func drainEvents(_ monitor: SocketMonitor) {
     defer { monitorTouched = false }
     while let event = try? monitor.receive() {
       // After a move, the old broker's connection closing is no news.
@@ -140,19 +137,15 @@ final class ClientLoop: @unchecked Sendable {
         // versions mean something else. Until its WELCOME says which run it is, nothing from
         // either socket is taken for the run this client knew (the SUB may reconnect first).
         // Another broker of the cluster can take over at once.
-        let move = endpoints.count > 1
-        storage.step(&actions) { machine, actions in
-          machine.connectionLost(&actions)
-          if move { actions.moveToNextBroker = true }
-        }
+        storage.handle(.connectionLost(move: endpoints.count > 1), at: .now, via: self)
       case .handshakeSucceeded:
-        client.handshakeFailed(nil)
-        storage.step(&actions) { machine, actions in machine.handshakeSucceeded(at: .now, &actions) }
+        storage.handshakeFailed(nil)
+        storage.handle(.handshakeSucceeded, at: .now, via: self)
       default:
         break
       }
       if let problem = handshakes.problem, problem != known {
-        client.handshakeFailed(
+        storage.handshakeFailed(
           .init(reason: Self.reason(problem), isPermanent: problem.isPermanent))
       }
     }
@@ -187,7 +180,7 @@ final class ClientLoop: @unchecked Sendable {
       // The subscription follows the publisher each WELCOME names; a WELCOME whose publisher
       // cannot be reached is not taken (the next heartbeat says HELLO again).
       if case .welcome(_, let publisher, _) = reply, !connectSubscriber(to: publisher) { continue }
-      storage.step(&actions) { machine, actions in machine.receive(reply: reply, at: .now, &actions) }
+      storage.handle(.reply(reply), at: .now, via: self)
     }
   }
 
@@ -221,8 +214,8 @@ final class ClientLoop: @unchecked Sendable {
   // MARK: - Fail-over
 
   /// Connects the DEALER to the next broker of the list; the SUB follows its `WELCOME`.
-  private func moveToNextBroker() {
-    guard endpoints.count > 1 else { return }
+  func moveToNextBroker() -> Bool {
+    guard endpoints.count > 1 else { return false }
     try? dealer.disconnect(endpoint)
     current.store((current.load(ordering: .relaxed) + 1) % endpoints.count, ordering: .relaxed)
     do {
@@ -237,8 +230,8 @@ final class ClientLoop: @unchecked Sendable {
     }
     dealerTouched = true
     subscriberTouched = true
-    storage.step(&actions) { machine, actions in machine.movedBroker(at: .now, &actions) }
     logger.notice("Trying another broker", metadata: ["endpoint": "\(endpoint)"])
+    return true
   }
 
   // MARK: - Published messages
@@ -256,60 +249,23 @@ final class ClientLoop: @unchecked Sendable {
       published.append(message)
     }
     guard !published.isEmpty else { return }
-    storage.step(&actions) { [published] machine, actions in
-      machine.receive(published: published, at: .now, &actions)
-    }
+    storage.handle(.published(published), at: .now, via: self)
     published.removeAll(keepingCapacity: true)
   }
 
-  // MARK: - Performing
+  // MARK: - Transport
 
-  private func perform(_ client: BrokerClient) {
-    if actions.moveToNextBroker {
-      actions.moveToNextBroker = false
-      moveToNextBroker()
-    }
-    for key in actions.subscriptions {
-      try? subscriber.set(.subscribe, Array(key.utf8))
-      subscriberTouched = true
-    }
-    actions.subscriptions.removeAll(keepingCapacity: true)
-    for message in actions.messages {
-      dealerTouched = true
-      do {
-        try dealer.send(message.frames, dontWait: true)
-      } catch {
-        logger.debug("Could not send to the broker", metadata: ["error": "\(error)"])
-      }
-    }
-    actions.messages.removeAll(keepingCapacity: true)
-    if actions.brokerUnavailable {
-      actions.brokerUnavailable = false
-      client.brokerUnavailable(at: endpoint)
-    }
-    if let state = actions.state {
-      actions.state = nil
-      client.setState(state)
-    }
-    for notice in actions.notices { log(notice) }
-    actions.notices.removeAll(keepingCapacity: true)
-    storage.tellObservers(actions.takeChangedKeys())
-    if actions.progressed {
-      actions.progressed = false
-      client.progressed()
+  func send(_ message: BrokerMessage) {
+    dealerTouched = true
+    do {
+      try dealer.send(message.frames, dontWait: true)
+    } catch {
+      logger.debug("Could not send to the broker", metadata: ["error": "\(error)"])
     }
   }
 
-  private func log(_ notice: ClientNotice) {
-    switch notice {
-    case .brokerStoppedAnswering:
-      logger.warning("Broker stopped answering")
-    case .refused(let code, let message):
-      logger.error(
-        "The broker refused a request",
-        metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
-    case .requestFromTheBroker:
-      logger.warning("Ignored a request sent to a client")
-    }
+  func subscribe(to key: String) {
+    try? subscriber.set(.subscribe, Array(key.utf8))
+    subscriberTouched = true
   }
 }

@@ -1,177 +1,357 @@
 import Foundation
-internal import OrderedCollections
+internal import DequeModule
+internal import Logging
 internal import Sharing
+import Synchronization
 
-/// A ``BrokerClient``'s one lock and what it guards: the ``ClientStateMachine``, with every key's
-/// ``KeyStateMachine`` in it, and the references of the keys. Every call feeds the machine and
-/// returns, or keeps, what it asks for (``ClientActions``); nothing is carried out under the lock.
-/// The caller tells a reference's observers after unlocking; what calls from other threads ask
-/// of the I/O thread (messages, subscriptions) it takes at its next turn, woken once for any
-/// number of calls.
+/// A ``BrokerClient``'s one lock and what it guards: the ``ClientMachine`` (the connection and
+/// every key's state), what the machine must not hold (each key's codec, its pending mutations as
+/// closures, how to tell its observers), and how the connection is reported.
 ///
-/// A mutation records itself and wakes the I/O thread, which encodes and sends it: no socket call
-/// runs on a writer's thread.
-final class ClientStorage: @unchecked Sendable {
-  /// Recursive: a mutation may read shared values, of this client too, and so may a rebase,
-  /// which re-runs mutations.
-  private let lock = NSRecursiveLock()
-  // Guarded by `lock`.
-  private var machine: ClientStateMachine
-  /// What calls from other threads asked of the I/O thread since its last turn.
-  private var actions = ClientActions()
-  /// The I/O thread was woken for work it has not taken yet: more work needs no other wake-up.
-  private var woken = false
-  /// The reference of each key (the machine names a changed key by its index).
-  private var references: [String: any KeyReference] = [:]
+/// Every call feeds the machine under the lock and carries out the ``ClientAction``s it returns
+/// after unlocking, as swift-nio's `NIOAsyncWriter` storage does: no user code, codec, observer
+/// or socket call ever runs under this lock. A mutation's body runs under its key's own lock
+/// (the contract of `withLock`); rebased mutations and codecs run under no lock, their results
+/// installed only if nothing changed meanwhile.
+///
+/// The I/O thread (or the simulation in the tests) feeds it ``ClientEvent``s through
+/// ``handle(_:at:via:)`` with a ``ClientTransport`` for what must reach the sockets; calls from
+/// other threads record their work and wake that thread, once for any number of calls.
+final class ClientStorage: Sendable {
+  /// A mutation of the user's, kept until the broker confirms it, to re-apply in rebases.
+  private struct Mutation {
+    let sequence: UInt64
+    let apply: @Sendable (inout KeyValue) -> Void
+  }
 
-  init(machine: ClientStateMachine) {
-    self.machine = machine
+  /// What the storage keeps of a key beside its machine.
+  private struct Entry {
+    let valueType: ObjectIdentifier
+    let codec: BrokerCodec<KeyValue>
+    /// Tells the key's reference of its value (or errors) and the value's stamp, so that an
+    /// older notification never overtakes a newer one; `nil` once the client closed.
+    var tell: (@Sendable (KeyValue, UInt64, _ onlyTheValue: Bool) -> Void)?
+    /// The key's reference, until the client closes.
+    var reference: AnyObject?
+    /// The pending mutations, in sequence order (the confirmed ones are dropped).
+    var mutations: Deque<Mutation> = []
+    /// A rebase runs: a mutation that reads the key meanwhile sees the value before it.
+    var rebasing = false
+  }
+
+  private struct State {
+    var machine: ClientMachine
+    var entries: [Entry] = []
+    var connection = ConnectionReport()
+  }
+
+  private let state: Mutex<State>
+  /// Wakes the I/O thread.
+  private let wake: @Sendable () -> Void
+  /// Signalled whenever waiters (for a confirmation, for the sync) may want to look again.
+  let progress = AsyncSignal()
+  let logger: Logger
+  /// The client's endpoints, as log lines name them.
+  let endpoint: String
+
+  init(
+    machine: ClientMachine, endpoint: String, logger: Logger,
+    wake: @escaping @Sendable () -> Void
+  ) {
+    state = Mutex(State(machine: machine))
+    self.endpoint = endpoint
+    self.logger = logger
+    self.wake = wake
   }
 
   // MARK: - For the keys' references (any thread)
 
-  /// The reference of `key`, made by `make` if the client does not mirror the key yet, or
-  /// mirrors it with another value type; and whether the I/O thread must be woken.
-  func reference<Value>(
-    key: String, make: (ClientStorage) -> BrokerReference<Value>
-  ) -> (BrokerReference<Value>, wake: Bool) {
-    lock.withLock {
-      if let existing = references[key] as? BrokerReference<Value> { return (existing, false) }
-      let reference = make(self)
-      references[key] = reference
-      machine.add(reference.slot, at: .now, &actions)
-      return (reference, wakeOnce())
-    }
-  }
-
-  /// Applies a mutation to the local value of `reference`'s key, which shows it at once; it
-  /// stays pending until the broker confirms it. Returns what `body` returned, and whether the
-  /// I/O thread must be woken to send it.
-  func mutate<Value: Sendable & Equatable, R>(
-    _ slot: KeySlot, of reference: AnyObject,
-    _ body: @escaping @Sendable (inout Value) throws -> R
-  ) rethrows -> (result: R, wake: Bool) {
-    try lock.withLock {
-      let replaced = slot.catchUp()
-      if let tracker = SharedChangeTracker.current {
-        tracker.recordOldValue((replaced ?? slot.machine.local).as(Value.self), of: reference)
+  /// The reference of `key`, made by `make` (with the key's index) if the client does not mirror
+  /// the key yet, or mirrors it with another value type.
+  func reference<Value: Sendable & Equatable>(
+    key: String, initialValue: Value, codec: BrokerCodec<Value>,
+    at now: ContinuousClock.Instant = .now, make: (Int) -> BrokerReference<Value>
+  ) -> BrokerReference<Value> {
+    let (reference, wake) = state.withLock { state -> (BrokerReference<Value>, Bool) in
+      if let index = state.machine.index(of: key),
+        let existing = state.entries[index].reference as? BrokerReference<Value>
+      {
+        return (existing, false)
       }
-      var value = slot.machine.local.as(Value.self)
-      // Run here, not inside the machine, so that it may read shared values.
-      let result = try body(&value)
-      slot.machine.record(value) { value in _ = try? body(&value) }
-      return (result, wakeOnce())
+      let (index, wake) = state.machine.add(key: key, initialValue: KeyValue(initialValue), at: now)
+      let reference = make(index)
+      let entry = Entry(
+        valueType: ObjectIdentifier(Value.self),
+        codec: BrokerCodec(
+          decode: { KeyValue(try codec.decode($0)) },
+          encode: { try codec.encode($0.as(Value.self)) }),
+        tell: { [weak reference] value, stamp, onlyTheValue in
+          reference?.changed(value, stamp: stamp, onlyTheValue: onlyTheValue)
+        },
+        reference: reference)
+      if index == state.entries.count {
+        state.entries.append(entry)
+      } else {
+        state.entries[index] = entry
+      }
+      return (reference, wake)
     }
+    if wake { self.wake() }
+    return reference
   }
 
-  /// The local value of `reference`'s key.
-  func value<Value>(_ slot: KeySlot, of reference: AnyObject, as type: Value.Type)
-    -> Value
-  {
-    lock.withLock {
-      catchUp(slot, of: reference, as: type)
-      return slot.machine.local.as(type)
+  /// Applies a mutation to the local value of the key at `index`, which shows it at once; it
+  /// stays pending until the broker confirms it. The caller holds the key's lock; `body` runs
+  /// with no other lock held, so that it may read shared values, this key's too. Returns `nil`
+  /// when the key is mirrored with another value type now (the reference was replaced).
+  func mutate<Value: Sendable & Equatable, R>(
+    _ index: Int, of reference: AnyObject, _ body: @escaping @Sendable (inout Value) throws -> R
+  ) rethrows -> R? {
+    let replaced = catchUp(index)
+    let type = ObjectIdentifier(Value.self)
+    let read = state.withLock { state in
+      state.entries[index].valueType == type
+        ? (state.machine.keys[index].local, state.machine.keys[index].readStamp) : nil
     }
+    guard let (local, stamp) = read else { return nil }
+    if let tracker = SharedChangeTracker.current {
+      tracker.recordOldValue((replaced ?? local).as(Value.self), of: reference)
+    }
+    var value = local.as(Value.self)
+    let result = try body(&value)
+    let wake = state.withLock { state in
+      guard state.entries[index].valueType == type else { return false }
+      let (sequence, wake) = state.machine.record(index, KeyValue(value), readAt: stamp)
+      state.entries[index].mutations.append(
+        Mutation(sequence: sequence) { erased in
+          var typed = erased.as(Value.self)
+          _ = try? body(&typed)
+          erased = KeyValue(typed)
+        })
+      return wake
+    }
+    if wake { self.wake() }
+    tellObservers([index], onlyTheValue: true)
+    return result
   }
 
-  /// The local value of `reference`'s key and its errors, read at once.
-  func reading<Value>(_ slot: KeySlot, of reference: AnyObject, as type: Value.Type)
-    -> SharedReading<Value>
+  /// The local value of the key at `index` and its errors, read at once and brought up to
+  /// date; a test store's assertion starts from the value it replaced. `nil` when the key is
+  /// mirrored with another value type now (the reference was replaced).
+  func reading<Value>(_ index: Int, of reference: AnyObject, as type: Value.Type)
+    -> SharedReading<Value>?
   {
-    lock.withLock {
-      catchUp(slot, of: reference, as: type)
+    let replaced = catchUp(index)
+    let reading = state.withLock { state -> SharedReading<Value>? in
+      guard state.entries[index].valueType == ObjectIdentifier(type) else { return nil }
+      let key = state.machine.keys[index]
       return SharedReading(
-        value: slot.machine.local.as(type), isLoading: !slot.machine.hasSnapshot,
-        loadError: slot.machine.loadError, saveError: slot.machine.saveError)
+        value: key.local.as(type), isLoading: !key.hasSnapshot, loadError: key.loadError,
+        saveError: key.saveError)
     }
-  }
-
-  /// Brings the key's value up to date; a test store's assertion starts from the value it
-  /// replaced.
-  private func catchUp<Value>(_ slot: KeySlot, of reference: AnyObject, as type: Value.Type) {
-    if let replaced = slot.catchUp(), let tracker = SharedChangeTracker.current {
+    if reading != nil, let replaced, let tracker = SharedChangeTracker.current {
       tracker.recordOldValue(replaced.as(type), of: reference)
     }
+    return reading
   }
 
-  /// Asks for a fresh snapshot of `key`: the key is stale at once, so a wait cannot end on the
-  /// old snapshot. Returns whether the I/O thread must be woken.
-  func reload(_ key: String) -> Bool {
-    lock.withLock {
-      guard let channel = machine.channels[key] else { return false }
-      channel.markStale()
-      machine.reload([key], at: .now, &actions)
-      return wakeOnce()
-    }
+  /// Asks for a fresh snapshot of the key at `index`.
+  func reload(_ index: Int) {
+    if state.withLock({ $0.machine.reload(index) }) { wake() }
   }
 
-  /// Whether every key of `keys` (all keys for `nil`) satisfies `condition`.
-  func keys(_ keys: [String]?, allSatisfy condition: (any BrokerChannel) -> Bool) -> Bool {
-    lock.withLock {
-      guard let keys else { return machine.channels.values.allSatisfy(condition) }
-      return keys.allSatisfy { key in machine.channels[key].map(condition) ?? true }
-    }
+  /// Whether every key named in `keys` (all keys for `nil`) satisfies `condition`.
+  func keys(_ keys: [String]?, allSatisfy condition: (KeyMachine) -> Bool) -> Bool {
+    let machine = self.machine
+    guard let keys else { return machine.keys.allSatisfy(condition) }
+    return keys.allSatisfy { key in machine.index(of: key).map { condition(machine.keys[$0]) } ?? true }
   }
+
+  /// The machine as it is now.
+  var machine: ClientMachine { state.withLock { $0.machine } }
 
   /// How many mutations of all keys await the broker's confirmation.
   var unconfirmedWriteCount: Int {
-    lock.withLock { machine.channels.values.reduce(0) { $0 + $1.unconfirmedWriteCount } }
+    state.withLock { $0.machine.keys.reduce(0) { $0 + $1.unconfirmedWriteCount } }
   }
 
-  private func wakeOnce() -> Bool {
-    defer { woken = true }
-    return !woken
+  /// Brings the key at `index` up to date, if a rebase is due: decodes and re-applies the
+  /// pending mutations with no lock held, then installs the result if nothing changed
+  /// meanwhile (a few tries: a mutation recorded meanwhile makes it stale). Returns the local
+  /// value it replaced, if it did; tells the observers and wakes the I/O thread as the machine
+  /// asks.
+  @discardableResult
+  private func catchUp(_ index: Int) -> KeyValue? {
+    let (replaced, actions) = rebase(index)
+    var notify: [Int] = []
+    for action in actions {
+      switch action {
+      case .notify(let index): notify.append(index)
+      case .wake: wake()
+      default: break
+      }
+    }
+    tellObservers(notify)
+    return replaced
+  }
+
+  private func rebase(_ index: Int) -> (replaced: KeyValue?, actions: [ClientAction]) {
+    for _ in 0..<3 {
+      let due = state.withLock { state -> (KeyMachine.Rebase, Entry)? in
+        guard !state.entries[index].rebasing, let rebase = state.machine.rebaseDue(index) else {
+          return nil
+        }
+        state.entries[index].rebasing = true
+        return (rebase, state.entries[index])
+      }
+      guard let (rebase, entry) = due else { break }
+      let decoded = rebase.undecoded.map { data in Result { try entry.codec.decode(data) } }
+      var value = (try? decoded?.get()) ?? rebase.confirmed
+      if let pending = rebase.pending {
+        for mutation in entry.mutations where pending.contains(mutation.sequence) {
+          mutation.apply(&value)
+        }
+      }
+      let (applied, replaced, actions) = state.withLock { state in
+        state.entries[index].rebasing = false
+        return state.machine.rebased(rebase.result(decoded: decoded, local: value))
+      }
+      if applied { return (replaced, actions) }
+    }
+    return (nil, [])
   }
 
   // MARK: - For the I/O thread
 
-  /// Runs one step of the machine; `actions` collects what it asks for.
-  func step(
-    _ actions: inout ClientActions, _ body: (inout ClientStateMachine, inout ClientActions) -> Void
-  ) {
-    lock.withLock { body(&machine, &actions) }
-  }
-
   /// When the machine next wants a turn.
   func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
-    lock.withLock { machine.deadline(now: now) }
+    state.withLock { $0.machine.deadline(now: now) }
   }
 
-  /// Takes what calls from other threads asked for, then runs heartbeats, timers and the writes
-  /// that may go out; `actions` collects it all. Calls made after it wake the thread again.
-  func turn(at now: ContinuousClock.Instant, _ actions: inout ClientActions) {
-    lock.withLock {
-      // A state those calls reported may be older than what this thread's steps reported
-      // since: the machine says it again, as it is now.
-      let reportsState = self.actions.state != nil
-      actions.append(&self.actions)
-      if reportsState { machine.updateState(&actions) }
-      machine.tick(at: now, &actions)
-      machine.flush(at: now, &actions)
-      woken = false
+  /// Feeds an event of the I/O thread to the machine and carries out what it asks for, with
+  /// `transport` for what reaches the sockets.
+  func handle(
+    _ event: ClientEvent, at now: ContinuousClock.Instant, via transport: some ClientTransport
+  ) {
+    perform(step(event, at: now), at: now, via: transport)
+  }
+
+  private func step(_ event: ClientEvent, at now: ContinuousClock.Instant) -> [ClientAction] {
+    state.withLock { state in
+      let actions = state.machine.handle(event, at: now)
+      // Confirmed mutations are never re-applied again.
+      for index in state.entries.indices {
+        let through = state.machine.keys[index].confirmedThrough
+        while let first = state.entries[index].mutations.first, first.sequence <= through {
+          state.entries[index].mutations.removeFirst()
+        }
+      }
+      return actions
     }
   }
 
-  /// Lets go of the references (which hold the storage) once the client closes; they keep
-  /// their values, and hear nothing more.
-  func close() {
-    lock.withLock {
-      references = [:]
+  private func perform(
+    _ actions: [ClientAction], at now: ContinuousClock.Instant, via transport: some ClientTransport
+  ) {
+    var queue = actions
+    // A move comes before anything else is sent: what follows is for the next broker.
+    if queue.contains(.moveToNextBroker) {
+      queue.removeAll { $0 == .moveToNextBroker }
+      if transport.moveToNextBroker() { queue += step(.movedBroker, at: now) }
     }
+    var notify: [Int] = []
+    var progressed = false
+    var next = 0
+    while next < queue.count {
+      let action = queue[next]
+      next += 1
+      switch action {
+      case .send(let message):
+        transport.send(message)
+      case .subscribe(let key):
+        transport.subscribe(to: key)
+      case .moveToNextBroker:
+        if transport.moveToNextBroker() { queue += step(.movedBroker, at: now) }
+      case .rebase(let index):
+        let (_, more) = rebase(index)
+        queue += more
+      case .encode(let request):
+        let codec = state.withLock { $0.entries[request.key].codec }
+        let data = Result { try codec.encode(request.value) }
+        queue += state.withLock { $0.machine.encoded(request, data, at: now) }
+      case .notify(let index):
+        if !notify.contains(index) { notify.append(index) }
+      case .wake:
+        queue += step(.turn, at: now)
+      case .connection(let connection):
+        setState(connection)
+      case .progressed:
+        progressed = true
+      case .brokerUnavailable:
+        brokerUnavailable(at: transport.endpoint)
+      case .log(let notice):
+        log(notice)
+      }
+    }
+    tellObservers(notify)
+    if progressed { progress.signal() }
   }
 
-  /// Tells the observers of the keys at `indices` (``ClientActions/changedKeys``).
-  func tellObservers(_ indices: [Int]) {
+  /// Tells the observers of the keys at `indices` of their values, read at once.
+  /// `onlyTheValue`: a mutation, which cannot have changed the errors.
+  private func tellObservers(_ indices: [Int], onlyTheValue: Bool = false) {
     guard !indices.isEmpty else { return }
-    let observers = lock.withLock {
-      indices.compactMap { references[machine.channels.keys[$0]] }
+    let observers = state.withLock { state in
+      indices.compactMap { index in
+        state.entries[index].tell.map { tell in
+          (tell, state.machine.keys[index].local, state.machine.keys[index].localStamp)
+        }
+      }
     }
-    for observer in observers { observer.changed() }
+    for (tell, value, stamp) in observers { tell(value, stamp, onlyTheValue) }
+  }
+
+  private func log(_ notice: ClientNotice) {
+    switch notice {
+    case .brokerStoppedAnswering:
+      logger.warning("Broker stopped answering")
+    case .refused(let code, let message):
+      logger.error(
+        "The broker refused a request",
+        metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
+    case .requestFromTheBroker:
+      logger.warning("Ignored a request sent to a client")
+    }
+  }
+
+  // MARK: - The connection's report
+
+  /// Runs `body` on the connection's report, under the lock.
+  func withConnection<R>(_ body: (inout ConnectionReport) -> R) -> R {
+    state.withLock { body(&$0.connection) }
+  }
+
+  /// Lets go of the references once the client closes: they keep their values, and hear
+  /// nothing more.
+  func close() {
+    state.withLock { state in
+      for index in state.entries.indices {
+        state.entries[index].tell = nil
+        state.entries[index].reference = nil
+      }
+    }
   }
 }
 
-/// What the ``ClientStorage`` holds of a key's reference, whatever its value type.
-protocol KeyReference: AnyObject, Sendable {
-  /// The key's value or errors changed: its observers must hear of it.
-  func changed()
+/// What the ``ClientStorage`` needs of the sockets: the I/O thread's ``ClientLoop``, or the
+/// simulation's network in the tests.
+protocol ClientTransport {
+  /// The broker endpoint the DEALER talks to now.
+  var endpoint: String { get }
+  /// Sends a message to the broker's ROUTER.
+  func send(_ message: BrokerMessage)
+  /// Subscribes the SUB socket to a key's topic.
+  func subscribe(to key: String)
+  /// Connects the DEALER to the next broker of the client's list; `false` when it has only one.
+  func moveToNextBroker() -> Bool
 }

@@ -1,9 +1,9 @@
-/// A `.broker` key's value with its type erased, as the ``KeyStateMachine`` holds it: the key's
+/// A `.broker` key's value with its type erased, as the ``KeyMachine`` holds it: the key's
 /// reference, which knows the type, takes the typed value out with ``as(_:)``.
 ///
 /// Why not a generic machine: the client library is compiled once, never specialized for the
 /// user's value type, and unspecialized code asks the Swift runtime for the metadata of every
-/// generic type it touches (`KeyStateMachine<Value>`, its nested types, their optionals), a
+/// generic type it touches (a generic key machine, its nested types, their optionals), a
 /// hash lookup each time, many per received update. An existential costs one type check where
 /// the typed value is taken out.
 struct KeyValue: Sendable, Equatable {
@@ -12,6 +12,9 @@ struct KeyValue: Sendable, Equatable {
   init(_ value: some Sendable & Equatable) {
     base = value
   }
+
+  /// The value's type, as errors name it.
+  var typeName: String { "\(type(of: base))" }
 
   /// The value, which must be a `Value`: a key is mirrored with one value type.
   func `as`<Value>(_ type: Value.Type) -> Value {

@@ -39,6 +39,12 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
   ///     that may also clear an error): Observation is then told only if it is another value.
   ///     The publisher still sends every write, as swift-sharing's does.
   package func notify(_ latest: () -> Value, onlyTheValue: Bool = false) {
+    notify(newer: latest, onlyTheValue: onlyTheValue)
+  }
+
+  /// Tells everyone about the value `newer()` returns, under the notification lock; `nil`
+  /// tells no one (the caller's observers already heard of a newer value).
+  package func notify(newer: () -> Value?, onlyTheValue: Bool = false) {
     lock.lock()
     defer { lock.unlock() }
     depth += 1
@@ -58,7 +64,7 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
       }
       return
     }
-    let value = latest()
+    guard let value = newer() else { return }
     if !onlyTheValue || !areEqual(subject.value, value) {
       observed.changed()
     }

@@ -1,18 +1,18 @@
 import Foundation
 
-/// The mirroring of one key, as a state machine with no locks, sockets or clocks of its own:
-/// events go in (a mutation, a message from the broker, a connection, the time), and what to
-/// send comes out. Its ``KeySlot`` sits in the ``ClientStateMachine``, under the
-/// ``ClientStorage``'s lock; the deterministic simulation in the tests drives the same code.
+/// The mirroring of one key, a part of the ``ClientMachine`` value: no locks, sockets, clocks,
+/// closures or codecs of its own. Events go in (a mutation recorded, a message from the broker,
+/// a connection, the time), and what to do comes out.
 ///
 /// **The value.** The local value is always "confirmed + pending": the last value the broker
 /// confirmed, with this process's unconfirmed mutations applied on top, so a write shows at once.
-/// When another process's write arrives, or the broker rejects ours, the pending mutations are
-/// re-applied on the new confirmed value (a rebase). Other processes' values are decoded lazily:
-/// an update only records its bytes, and the decode and rebase happen when the value is read or
-/// once per batch the loop reads, so a burst costs one decode. The machine never runs a
-/// mutation itself: it hands a due rebase out (``rebaseDue()``) and takes the result back
-/// (``rebased(_:_:)``), so a mutation may read shared values, its own key's included.
+/// When another process's write arrives, or the broker rejects ours, the pending mutations must
+/// be re-applied on the new confirmed value (a rebase). The machine never decodes a value or runs
+/// a mutation: it hands a due rebase out (``rebaseDue()``: the bytes to decode, the last good
+/// value, the sequences of the mutations to re-apply) and takes the result back
+/// (``rebased(_:)``), which it installs only if nothing changed meanwhile. The storage around it
+/// runs the user's code with no lock held, so a mutation may read shared values, its own key's
+/// included. Other processes' values are decoded lazily, once per batch of updates.
 ///
 /// **The phases.** Per connection the key walks `probing → snapshotting → synced`: first it proves
 /// its subscription to the key's topic is in effect (`SYNC`, answered on the PUB socket by
@@ -26,42 +26,70 @@ import Foundation
 /// once. Each write has an id and the broker's `lastWrite` tells which ones it applied, so no
 /// mutation is applied twice or dropped. The window of writes in flight works like TCP's
 /// congestion window: it starts at the maximum, falls to 1 on a rejection (the key is
-/// contended), and grows by one with every applied write.
-///
-/// **The type.** The machine holds values as ``KeyValue``s, whatever their type (see there why
-/// it is not generic); the key's reference takes out the typed value.
-struct KeyStateMachine {
-
-  /// A mutation of the user's, kept until the broker confirms it.
-  struct Pending {
-    let sequence: UInt64
-    let mutation: @Sendable (inout KeyValue) -> Void
-  }
+/// contended), and grows by one with every applied write. A write's value is encoded outside the
+/// machine: ``flush(id:at:)`` asks for it (``Encode``) and ``encoded(_:_:at:maxValueSize:)``
+/// sends it, if nothing changed meanwhile.
+struct KeyMachine {
 
   /// What re-applying the pending mutations on a newer confirmed value needs.
   struct Rebase {
-    /// The newest confirmed value.
-    let base: KeyValue
-    /// The mutations to re-apply on it, in order.
-    let pending: [Pending]
-    /// The machine's state it was taken in, to tell a result that no longer applies.
-    fileprivate let stamp: (UInt64, UInt64)
+    let key: Int
+    /// The newest confirmed value's bytes, when they are not decoded yet.
+    let undecoded: Data?
+    /// The last good confirmed value: the base when there is nothing to decode, or it fails.
+    let confirmed: KeyValue
+    /// The pending mutations to re-apply, in order: their sequences.
+    let pending: ClosedRange<UInt64>?
+    fileprivate let stamp: Stamp
+
+    /// The result of this rebase, for ``KeyMachine/rebased(_:)``.
+    func result(decoded: Result<KeyValue, any Error>?, local: KeyValue) -> Rebased {
+      Rebased(key: key, decoded: decoded, local: local, stamp: stamp)
+    }
   }
 
+  /// A rebase's result, computed outside the machine.
+  struct Rebased {
+    let key: Int
+    /// The decoded value, or why it did not decode (`nil`: there was nothing to decode).
+    let decoded: Result<KeyValue, any Error>?
+    /// The base with the pending mutations applied.
+    let local: KeyValue
+    fileprivate let stamp: Stamp
+  }
+
+  /// A write to encode outside the machine: the local value, covering the mutations up to
+  /// `coversThrough`, as the write `id`.
+  struct Encode: Equatable {
+    let key: Int
+    let id: UInt64
+    let value: KeyValue
+    fileprivate let coversThrough: UInt64
+    fileprivate let stamp: Stamp
+  }
+
+  /// The machine's state a computation outside it started from: a result that no longer
+  /// applies is dropped.
+  fileprivate struct Stamp: Equatable {
+    let sequence: UInt64
+    let generation: UInt64
+  }
+
+  /// A write in flight, or one whose outcome is unknown.
   private struct SentWrite {
     let id: UInt64
     let coversThrough: UInt64
     let value: KeyValue
+    let data: Data
     /// The version the write makes if the broker applies it.
     let version: UInt64
   }
 
   let key: String
+  /// The key's place in its client's machine.
+  let index: Int
   /// This client's id, which tells its own writes from others' on the PUB stream.
   private let clientID: String
-  private let codec: BrokerCodec<KeyValue>
-  /// The value type's name, for errors.
-  private let typeName: String
   private let heartbeat: Duration
   private let maxWindow: Int
 
@@ -72,22 +100,31 @@ struct KeyStateMachine {
   private(set) var saveError: (any Error)?
   /// A snapshot arrived, and no reload was asked for since.
   private(set) var hasSnapshot = false
-  /// `local` changed (while being brought up to date) without observers being told.
+  /// The local value or its errors changed without observers being told.
   private var unnotified = false
 
-  /// The last value the broker confirmed (once brought up to date).
+  /// The last value the broker confirmed that decoded.
   private(set) var confirmed: KeyValue
-  /// The version of `confirmed`, on the broker run `instance` (versions count per run).
+  /// The bytes of the newest confirmed value, if known (the copy a `SEED` offers).
+  private(set) var confirmedData: Data?
+  /// `confirmedData` is newer than `confirmed` and not decoded yet.
+  private(set) var undecoded = false
+  /// The version of the newest confirmed value, on the broker run `instance` (versions count
+  /// per run).
   private(set) var version: UInt64 = 0
   private(set) var instance: String?
-  /// The bytes of a confirmed value newer than `confirmed`, not decoded yet.
-  private var undecoded: Data?
   /// `local` is stale: confirmed changed under the pending mutations.
-  private var needsRebase = false
-  private var pending: [Pending] = []
+  private(set) var needsRebase = false
+  /// Changes whenever what a rebase or an encoding started from may have changed.
+  private var generation: UInt64 = 0
+  /// Changes whenever the local value does: observers told of an older one ignore it.
+  private(set) var localStamp: UInt64 = 1
+  /// The sequence the next recorded mutation gets; those after `confirmedThrough` are pending.
   private var nextSequence: UInt64 = 1
-  /// The newest sequence the broker confirmed: `pending` holds those after it.
-  private var confirmedThrough: UInt64 = 0
+  /// The newest sequence the broker confirmed.
+  private(set) var confirmedThrough: UInt64 = 0
+  /// An encoding was asked for and not answered yet.
+  private var encoding = false
   /// Writes in flight, oldest first. Kept across a lost connection until the next snapshot,
   /// whose `lastWrite` tells which of them the broker applied.
   private var sent: [SentWrite] = []
@@ -104,34 +141,32 @@ struct KeyStateMachine {
   /// The writes seen applied, for a copy offered to a broker that lost the key.
   private var writers = RecentWriters()
 
-  init<Value: Sendable & Equatable>(
-    key: String, clientID: String, initialValue: Value, codec: BrokerCodec<Value>,
-    heartbeat: Duration,
+  init(
+    key: String, index: Int, clientID: String, initialValue: KeyValue, heartbeat: Duration,
     maxWritesInFlight: Int
   ) {
     self.key = key
+    self.index = index
     self.clientID = clientID
-    self.codec = BrokerCodec(
-      decode: { KeyValue(try codec.decode($0)) },
-      encode: { try codec.encode($0.as(Value.self)) }
-    )
-    typeName = "\(Value.self)"
     self.heartbeat = heartbeat
     self.maxWindow = maxWritesInFlight
-    confirmed = KeyValue(initialValue)
-    local = confirmed
+    confirmed = initialValue
+    local = initialValue
   }
 
   /// Mutations the broker has not confirmed.
   var hasUnconfirmedWrites: Bool { nextSequence - 1 > confirmedThrough }
   /// How many mutations the broker has not confirmed.
-  var unconfirmedWriteCount: Int { pending.count }
+  var unconfirmedWriteCount: Int { Int(nextSequence - 1 - confirmedThrough) }
   /// How many writes await the broker's answer.
   var writesInFlight: Int { sent.count }
   /// In sync with the broker this client is connected to.
   var isSynced: Bool { phase == .synced && hasSnapshot }
   /// The confirmed version, for a `PING`, while in sync.
   var heldVersion: UInt64? { phase == .synced ? version : nil }
+  /// Names the local value a mutation starting now reads (0: it is stale): ``record(_:readAt:)``
+  /// takes it back.
+  var readStamp: UInt64 { needsRebase ? 0 : localStamp }
 
   /// When the key next wants a ``KeyEvent/tick(at:instance:)``, if it waits for one.
   var deadline: ContinuousClock.Instant? {
@@ -147,30 +182,88 @@ struct KeyStateMachine {
     }
   }
 
-  // MARK: - Events
+  // MARK: - Mutations
 
-  /// Records a mutation of the user's: `value` is what it made of the local value (brought up to
-  /// date first, ``rebaseDue()``), and it stays pending until confirmed. The caller ran it, outside
-  /// the machine, so that it may read shared values, and tells the observers afterwards.
-  mutating func record<Value: Sendable & Equatable>(
-    _ value: Value, by mutation: @escaping @Sendable (inout Value) -> Void
-  ) {
-    local = KeyValue(value)
-    let erased: @Sendable (inout KeyValue) -> Void = { value in
-      var typed = value.as(Value.self)
-      mutation(&typed)
-      value = KeyValue(typed)
+  /// Records a mutation of the user's, which made `value` of the local value the caller read
+  /// when ``readStamp`` was `stamp`. It stays pending until confirmed, and its sequence names it
+  /// in rebases. If the local value changed since it was read (another mutation, a rebase), the
+  /// value is not taken: the mutation is re-applied with the others by the next rebase.
+  mutating func record(_ value: KeyValue, readAt stamp: UInt64) -> UInt64 {
+    let sequence = nextSequence
+    if stamp == readStamp, stamp != 0 {
+      local = value
+    } else {
+      needsRebase = true
     }
-    pending.append(Pending(sequence: nextSequence, mutation: erased))
+    localStamp += 1
     nextSequence += 1
-    unnotified = false
+    return sequence
   }
 
+  // MARK: - Rebases
+
+  /// If the confirmed value changed under pending mutations (or new bytes wait to be decoded),
+  /// what bringing the local value up to date needs: the caller decodes and re-applies outside
+  /// the machine and hands the result to ``rebased(_:)``.
+  func rebaseDue() -> Rebase? {
+    guard needsRebase else { return nil }
+    return Rebase(
+      key: index, undecoded: undecoded ? confirmedData : nil, confirmed: confirmed,
+      pending: hasUnconfirmedWrites ? (confirmedThrough + 1)...(nextSequence - 1) : nil,
+      stamp: Stamp(sequence: nextSequence, generation: generation))
+  }
+
+  /// Takes a rebase's result; returns the local value it replaced, if it changed (a test
+  /// store's assertion starts from it). A result that no longer applies (a mutation was
+  /// recorded, or a newer value confirmed, while it ran) is dropped, and the rebase stays due.
+  mutating func rebased(_ result: Rebased) -> (applied: Bool, replaced: KeyValue?) {
+    guard needsRebase, result.stamp == Stamp(sequence: nextSequence, generation: generation)
+    else { return (false, nil) }
+    if let decoded = result.decoded {
+      let hadError = loadError != nil
+      switch decoded {
+      case .success(let value):
+        confirmed = value
+        loadError = nil
+      case .failure(let error):
+        // Keep the last good value; the next write of ours replaces the bad one.
+        loadError = BrokerError(
+          .undecodableValue, key: key,
+          "The broker's value for \"\(key)\" is not a \(confirmed.typeName): \(error)")
+      }
+      undecoded = false
+      // Observers show the error next to the value: its coming and going is news to them too.
+      if hadError != (loadError != nil) { unnotified = true }
+    }
+    needsRebase = false
+    localStamp += 1
+    guard result.local != local else { return (true, nil) }
+    defer { local = result.local }
+    unnotified = true
+    return (true, local)
+  }
+
+  /// Whether the local value or its errors changed without observers being told; they are
+  /// about to be.
+  mutating func takeUnnotified() -> Bool {
+    defer { unnotified = false }
+    return unnotified
+  }
+
+  /// Forgets being in sync until the next snapshot, which a ``KeyEvent/reload(at:instance:)``
+  /// asks for.
+  mutating func markStale() {
+    hasSnapshot = false
+  }
+
+  // MARK: - Events
+
   mutating func handle(_ event: KeyEvent) -> KeyOutput {
+    generation += 1
     var output = KeyOutput()
     switch event {
     case .connected(let now):
-      phase = .probing(next: now, backoff: ClientStateMachine.firstRetry)
+      phase = .probing(next: now, backoff: ClientMachine.firstRetry)
     case .disconnected:
       // A handshake again, or heartbeats missed, on what may still be the same connection:
       // answers to the questions asked on it may still come, and are still counted.
@@ -202,68 +295,11 @@ struct KeyStateMachine {
       }
     case .reload(let now, let instance):
       if phase == .synced { output.send = askForState(at: now, instance: instance) }
-    case .flush(let id, let now, let maxValueSize):
-      output = flush(id: id, at: now, maxValueSize: maxValueSize)
     }
     output.deadline = deadline
     output.changed = takeUnnotified()
+    output.rebase = needsRebase
     return output
-  }
-
-  /// Decodes the newest confirmed value, if one arrived; then, if the confirmed value changed
-  /// under pending mutations, returns what re-applying them needs. The caller runs them and
-  /// hands the result to ``rebased(_:_:)``.
-  mutating func rebaseDue() -> Rebase? {
-    decode()
-    guard needsRebase else { return nil }
-    return Rebase(base: confirmed, pending: pending, stamp: (nextSequence, version))
-  }
-
-  /// Takes a rebase's result. A changed local value is left for the next notification
-  /// (``unnotified``); returns the value it replaced, if it did (a test store's assertion
-  /// starts from it). A result that no longer applies (a mutation was recorded, or a newer
-  /// value confirmed, while it ran) is dropped, and the rebase stays due.
-  mutating func rebased(_ value: KeyValue, _ rebase: Rebase) -> KeyValue? {
-    guard rebase.stamp == (nextSequence, version), !hasUndecodedValue else { return nil }
-    needsRebase = false
-    guard value != local else { return nil }
-    defer { local = value }
-    unnotified = true
-    return local
-  }
-
-  /// Whether the local value changed without observers being told; they are about to be.
-  mutating func takeUnnotified() -> Bool {
-    defer { unnotified = false }
-    return unnotified
-  }
-
-  private var hasUndecodedValue: Bool { undecoded != nil }
-
-  /// Decodes the newest confirmed value, if one arrived.
-  private mutating func decode() {
-    if let data = undecoded {
-      undecoded = nil
-      let hadError = loadError != nil
-      do {
-        confirmed = try codec.decode(data)
-        loadError = nil
-      } catch {
-        // Keep the last good value; the next write of ours replaces the bad one.
-        loadError = BrokerError(
-          .undecodableValue, key: key,
-          "The broker's value for \"\(key)\" is not a \(typeName): \(error)"
-        )
-      }
-      // Observers show the error next to the value: its coming and going is news to them too.
-      if hadError != (loadError != nil) { unnotified = true }
-    }
-  }
-
-  /// Forgets being in sync until the next snapshot, which a ``KeyEvent/reload(at:instance:)``
-  /// asks for (the caller's thread marks it at once, the loop asks when it next turns).
-  mutating func markStale() {
-    hasSnapshot = false
   }
 
   // MARK: - Messages
@@ -383,20 +419,18 @@ struct KeyStateMachine {
         writers.record(writer, write: write)
       }
     }
-    // The pending mutations go on top of this value: the key's slot rebases after the event.
+    // The pending mutations go on top of this value.
     needsRebase = true
   }
 
   /// Asks for the key's state: with `GET`, or, to a broker run other than the one that
-  /// confirmed this client's copy (which may have lost the key), by offering that copy (`SEED`).
+  /// confirmed this client's copy (which may have lost it), by offering that copy (`SEED`).
   private mutating func askForState(at now: ContinuousClock.Instant, instance: String)
     -> BrokerMessage
   {
     phase = .snapshotting(sent: now)
     questions += 1
-    if let origin = self.instance, origin != instance, version > 0,
-      let copy = undecoded ?? (try? codec.encode(confirmed))
-    {
+    if let origin = self.instance, origin != instance, version > 0, let copy = confirmedData {
       return .seed(
         client: clientID, key: key, origin: origin, version: version, value: copy,
         writes: writers.writes
@@ -407,45 +441,59 @@ struct KeyStateMachine {
 
   // MARK: - Writes
 
-  private mutating func flush(id: UInt64, at now: ContinuousClock.Instant, maxValueSize: UInt64?)
-    -> KeyOutput
-  {
-    var output = KeyOutput()
-    guard phase == .synced, sent.count < window ?? maxWindow, let last = pending.last,
-      last.sequence > sent.last?.coversThrough ?? 0
-    else { return output }
+  /// If a write may go out, asks for the local value's encoding, as the write `id`.
+  mutating func flush(id: UInt64, at now: ContinuousClock.Instant) -> Encode? {
+    guard phase == .synced, !encoding, sent.count < window ?? maxWindow, hasUnconfirmedWrites,
+      nextSequence - 1 > sent.last?.coversThrough ?? confirmedThrough
+    else { return nil }
     if let retry = retryAfter {
-      guard now >= retry else { return output }
+      guard now >= retry else { return nil }
       retryAfter = nil
     }
-    // Computed on an older confirmed value, the local one would undo that value's writes; the
-    // slot rebases before a flush, and this write goes out once it did.
-    guard !needsRebase, undecoded == nil else { return output }
+    // Computed on an older confirmed value, the local one would undo that value's writes: the
+    // write goes out once the rebase is done.
+    guard !needsRebase else { return nil }
+    encoding = true
+    return Encode(
+      key: index, id: id, value: local, coversThrough: nextSequence - 1,
+      stamp: Stamp(sequence: 0, generation: generation))
+  }
+
+  /// Takes the encoding ``flush(id:at:)`` asked for: the write to send, if it still applies;
+  /// the id is used unless the answer is `nil` and the encoding no longer applied.
+  mutating func encoded(
+    _ request: Encode, _ result: Result<Data, any Error>, at now: ContinuousClock.Instant,
+    maxValueSize: UInt64?
+  ) -> (send: BrokerMessage?, usedID: Bool, changed: Bool) {
+    encoding = false
+    guard request.stamp.generation == generation, phase == .synced else { return (nil, false, false) }
     let data: Data
-    do {
-      data = try codec.encode(local)
-    } catch {
+    switch result {
+    case .success(let bytes):
+      data = bytes
+    case .failure(let error):
       failed(
         BrokerError(
           .unencodableValue, key: key, "The value of \"\(key)\" cannot be encoded: \(error)"))
       retryAfter = now + heartbeat
-      return output
+      return (nil, false, takeUnnotified())
     }
-    output.usedWriteID = true
-    output.progressed = true
     if let maxValueSize, data.count > maxValueSize {
       // What the broker would answer, without the round trip; retried like its answer.
       retryAfter = now + heartbeat
       refused(
         .tooLarge, "value of \(data.count) bytes exceeds the broker's limit of \(maxValueSize)")
-      return output
+      return (nil, true, takeUnnotified())
     }
     let previous = sent.last
     let base = previous?.version ?? version
-    sent.append(SentWrite(id: id, coversThrough: last.sequence, value: local, version: base + 1))
-    output.send = .write(
-      client: clientID, write: id, key: key, base: base, value: data, after: previous?.id)
-    return output
+    sent.append(
+      SentWrite(
+        id: request.id, coversThrough: request.coversThrough, value: request.value, data: data,
+        version: base + 1))
+    let write = BrokerMessage.write(
+      client: clientID, write: request.id, key: key, base: base, value: data, after: previous?.id)
+    return (write, true, takeUnnotified())
   }
 
   /// The broker refused the writes in flight (or would have); they stay pending.
@@ -474,8 +522,9 @@ struct KeyStateMachine {
     if saveError != nil || (version > self.version && loadError != nil) { unnotified = true }
     if version > self.version {
       confirmed = own.value
+      confirmedData = own.data
       self.version = version
-      undecoded = nil
+      undecoded = false
       loadError = nil
     }
     saveError = nil
@@ -502,21 +551,19 @@ struct KeyStateMachine {
   }
 
   private mutating func acknowledge(through sequence: UInt64) {
-    // `pending` is in sequence order, so the confirmed ones are a prefix.
-    let confirmed = pending.firstIndex { $0.sequence > sequence } ?? pending.count
-    pending.removeFirst(confirmed)
-    confirmedThrough = max(confirmedThrough, sequence)
+    confirmedThrough = max(confirmedThrough, min(sequence, nextSequence - 1))
   }
 
   private mutating func accept(version: UInt64, value: Data) {
     self.version = version
     needsRebase = true
     guard !value.isEmpty else { return }
-    undecoded = value
+    confirmedData = value
+    undecoded = true
   }
 }
 
-/// What happens to a key, as its ``KeyStateMachine`` hears of it.
+/// What happens to a key, as its ``KeyMachine`` hears of it.
 enum KeyEvent {
   /// A connection to the broker is up (again): start over with `SYNC`.
   case connected(at: ContinuousClock.Instant)
@@ -533,23 +580,20 @@ enum KeyEvent {
   case brokerHolds(version: UInt64, at: ContinuousClock.Instant, instance: String)
   /// Someone asked for a fresh snapshot (an explicit reload, marked by `markStale()`).
   case reload(at: ContinuousClock.Instant, instance: String)
-  /// A write may go out, with the id `id`, to a broker that takes values of up to
-  /// `maxValueSize` bytes.
-  case flush(id: UInt64, at: ContinuousClock.Instant, maxValueSize: UInt64?)
 }
 
-/// What the loop must do after a ``KeyEvent``.
+/// What the ``ClientMachine`` must do after a ``KeyEvent``.
 struct KeyOutput {
   /// A message for the broker.
   var send: BrokerMessage?
-  /// The event used the write id it offered.
-  var usedWriteID = false
   /// Waiters (for a confirmation, for the sync) may want to look again.
   var progressed = false
   /// When the key next wants a tick, if it waits for one (only events change it).
   var deadline: ContinuousClock.Instant?
-  /// The local value changed (or its errors did): the observers must be told.
+  /// The local value's errors changed: the observers must be told.
   var changed = false
+  /// The local value is stale: a rebase is due.
+  var rebase = false
 }
 
 /// Where a key stands with the broker, per connection.

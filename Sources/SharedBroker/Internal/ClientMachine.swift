@@ -1,0 +1,497 @@
+import Foundation
+internal import OrderedCollections
+
+/// A client of the broker as one value: the connection (the handshake `HELLO`/`WELCOME`,
+/// heartbeats `PING`/`PONG`, which broker run it talks to) and every key's ``KeyMachine``. It has
+/// no sockets, clocks, locks, closures or logger: each event goes in with the time, and the
+/// ``ClientAction``s that come out are carried out by the ``ClientStorage`` around it, after it
+/// unlocks. The deterministic simulation in the tests drives the same storage and machine.
+///
+/// Liveness comes from heartbeats: after `missedHeartbeats` intervals without any answer the
+/// connection counts as lost, every key waits, and every mutation stays pending until the broker
+/// answers again. A broker that answers as another run (`PONG` with another instance, or
+/// `ERROR hello`) gets a new `HELLO`, after which every key resyncs from the start.
+///
+/// Calls from the user's threads (a key added, a mutation recorded, a reload) change the state
+/// and answer only whether the I/O thread must be woken: what they ask of the broker goes out at
+/// that thread's next ``ClientEvent/turn``.
+struct ClientMachine {
+  /// The first retry of HELLO and of a key's SYNC. On loopback a new connection, or a
+  /// subscription, is usually in effect within a millisecond or two, so the retries start short
+  /// and double up to the heartbeat interval.
+  static var firstRetry: Duration { .microseconds(250) }
+
+  /// This client's id.
+  let id: String
+  private let heartbeat: Duration
+  private let missedHeartbeats: Int
+  private let maxWritesInFlight: Int
+
+  /// In the order the keys were added, so the same events make the same messages (the
+  /// simulation replays a seed exactly).
+  private(set) var keys: [KeyMachine] = []
+  private var indices: [String: Int] = [:]
+  private(set) var connection = Connection.handshaking(instance: nil)
+  /// The largest value the broker accepts, as its WELCOME said. A bigger one is not sent: past
+  /// its transport limit the broker's libzmq would drop the connection without a reply, and the
+  /// write would wait for an answer that never comes.
+  private var maxValueSize: UInt64?
+  private var lastHeard: ContinuousClock.Instant
+  private var lastPing: ContinuousClock.Instant
+  /// While not connected, HELLO is retried quickly at first, then at the heartbeat interval.
+  private var helloBackoff = ClientMachine.firstRetry
+  /// When the connection was lost, or the client last asked to move to another broker: after as
+  /// long again without a `WELCOME`, it asks to move on.
+  private var lastMove: ContinuousClock.Instant
+  private var nextWriteID: UInt64 = 1
+  /// Keys the last PONG said the broker holds at another version, checked at the next tick,
+  /// once the updates read meanwhile are applied.
+  private var behind: [KeyVersion] = []
+  /// When each key next wants a tick, as its last event said: the loop asks on every turn, and
+  /// a key's deadline changes only with its events.
+  private var deadlines: [ContinuousClock.Instant?] = []
+  /// The I/O thread was woken for work it has not taken yet: more work needs no other wake-up.
+  private var woken = false
+  /// New keys whose topics the SUB socket must subscribe to, at the next turn.
+  private var unsubscribed: [String] = []
+  /// Keys whose fresh snapshot was asked for, at the next turn.
+  private var reloads: OrderedSet<Int> = []
+  /// A call from another thread may have changed the connection's state (a key added): the
+  /// next turn reports it.
+  private var stateDue = false
+
+  /// Where the connection stands.
+  enum Connection: Equatable {
+    /// Not `WELCOME`d (yet, or again: the broker stopped answering, or answered as another
+    /// run). `instance`: the run the DEALER last talked to, until its connection is lost.
+    case handshaking(instance: String?)
+    /// `WELCOME`d by the broker run `instance`.
+    case connected(instance: String)
+    /// `WELCOME`d, but the DEALER's connection dropped since: the next one may reach another
+    /// run, whose versions mean something else, so nothing is taken for the old one until a
+    /// `WELCOME` says which run answers.
+    case dropped
+  }
+
+  init(
+    id: String, heartbeat: Duration, missedHeartbeats: Int, maxWritesInFlight: Int,
+    now: ContinuousClock.Instant
+  ) {
+    self.id = id
+    self.heartbeat = heartbeat
+    self.missedHeartbeats = missedHeartbeats
+    self.maxWritesInFlight = maxWritesInFlight
+    lastHeard = now
+    lastMove = now
+    lastPing = now - .seconds(3600)
+  }
+
+  /// `WELCOME`d, and not lost since (the DEALER's connection may have dropped).
+  var isConnected: Bool {
+    if case .handshaking = connection { false } else { true }
+  }
+
+  /// The broker run the connection talks to, while known.
+  var brokerInstance: String? {
+    switch connection {
+    case .connected(let instance): instance
+    case .handshaking(let instance): instance
+    case .dropped: nil
+    }
+  }
+
+  /// How long a broker may stay silent before the client counts it as lost.
+  private var silenceLimit: Duration { heartbeat * missedHeartbeats }
+
+  private var pingInterval: Duration { isConnected ? heartbeat : min(helloBackoff, heartbeat) }
+
+  /// When the next ``ClientEvent/turn`` is due.
+  func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+    var deadline = lastPing + pingInterval
+    if case .connected = connection {
+      for case let due? in deadlines { deadline = min(deadline, due) }
+    }
+    return max(deadline, now)
+  }
+
+  /// The index of `key`, if the client mirrors it.
+  func index(of key: String) -> Int? { indices[key] }
+
+  // MARK: - Calls from other threads
+
+  /// Starts mirroring `key` from `initialValue` (or starts it over, for a key re-declared with
+  /// another value type). Returns the key's index, and whether the I/O thread must be woken.
+  mutating func add(key: String, initialValue: KeyValue, at now: ContinuousClock.Instant)
+    -> (index: Int, wake: Bool)
+  {
+    let index = indices[key] ?? keys.count
+    let machine = KeyMachine(
+      key: key, index: index, clientID: id, initialValue: initialValue, heartbeat: heartbeat,
+      maxWritesInFlight: maxWritesInFlight)
+    if index == keys.count {
+      indices[key] = index
+      keys.append(machine)
+      deadlines.append(nil)
+      unsubscribed.append(key)
+    } else {
+      keys[index] = machine
+    }
+    if isConnected {
+      deadlines[index] = keys[index].handle(.connected(at: now)).deadline
+    }
+    stateDue = true
+    return (index, wake())
+  }
+
+  /// Records a mutation of the key at `index` (see ``KeyMachine/record(_:readAt:)``). Returns
+  /// its sequence, and whether the I/O thread must be woken to send it.
+  mutating func record(_ index: Int, _ value: KeyValue, readAt stamp: UInt64)
+    -> (sequence: UInt64, wake: Bool)
+  {
+    (keys[index].record(value, readAt: stamp), wake())
+  }
+
+  /// Asks for a fresh snapshot of the key at `index`: it is stale at once, so a wait cannot
+  /// end on the old snapshot. Returns whether the I/O thread must be woken.
+  mutating func reload(_ index: Int) -> Bool {
+    keys[index].markStale()
+    reloads.append(index)
+    return wake()
+  }
+
+  /// What bringing the key at `index` up to date needs, if anything.
+  func rebaseDue(_ index: Int) -> KeyMachine.Rebase? {
+    keys[index].rebaseDue()
+  }
+
+  /// Takes a rebase's result (``KeyMachine/rebased(_:)``). When it was installed, the actions
+  /// say whom to tell and whether the I/O thread must be woken for writes it let go out.
+  mutating func rebased(_ result: KeyMachine.Rebased)
+    -> (applied: Bool, replaced: KeyValue?, actions: [ClientAction])
+  {
+    let index = result.key
+    let (applied, replaced) = keys[index].rebased(result)
+    guard applied else { return (false, nil, []) }
+    var actions: [ClientAction] = []
+    if keys[index].takeUnnotified() { actions.append(.notify(index)) }
+    if isConnected, keys[index].hasUnconfirmedWrites, wake() { actions.append(.wake) }
+    return (true, replaced, actions)
+  }
+
+  /// Whether the I/O thread must be woken (it was not since its last turn).
+  private mutating func wake() -> Bool {
+    defer { woken = true }
+    return !woken
+  }
+
+  // MARK: - Events of the I/O thread
+
+  /// Feeds an event of the I/O thread; returns what to do, in order.
+  mutating func handle(_ event: ClientEvent, at now: ContinuousClock.Instant) -> [ClientAction] {
+    var actions = Actions()
+    switch event {
+    case .turn:
+      turn(at: now, &actions)
+    case .reply(let reply):
+      receive(reply: reply, at: now, &actions)
+    case .published(let messages):
+      for message in messages { receive(published: message, at: now, &actions) }
+    case .connectionLost(let move):
+      connectionLost(&actions)
+      if move { actions.append(.moveToNextBroker) }
+    case .handshakeSucceeded:
+      // The DEALER drops what is sent before its connection is up, so the first HELLO was
+      // probably lost: it is said again now rather than at the next retry.
+      if !isConnected {
+        helloBackoff = Self.firstRetry
+        actions.append(.send(.hello(client: id)))
+        lastPing = now
+      }
+    case .movedBroker:
+      // Nothing is taken for the old broker, answers to what was asked there never come, and
+      // the handshake starts over at once.
+      connectionLost(&actions)
+      if isConnected {
+        connection = .handshaking(instance: nil)
+        actions.append(.connection(.disconnected))
+      }
+      helloBackoff = Self.firstRetry
+      lastMove = now
+      lastPing = now
+      actions.append(.send(.hello(client: id)))
+    }
+    return actions.list
+  }
+
+  /// Takes the encoding of a write that ``ClientAction/encode(_:)`` asked for: the write, if it
+  /// still applies.
+  mutating func encoded(
+    _ request: KeyMachine.Encode, _ data: Result<Data, any Error>, at now: ContinuousClock.Instant
+  ) -> [ClientAction] {
+    let index = request.key
+    let (send, usedID, changed) = keys[index].encoded(
+      request, data, at: now, maxValueSize: maxValueSize)
+    if usedID, request.id == nextWriteID { nextWriteID += 1 }
+    var actions = Actions()
+    if changed { actions.append(.notify(index)) }
+    if let send {
+      actions.append(.send(send))
+      actions.append(.progressed)
+    } else if usedID {
+      actions.append(.progressed)
+    }
+    deadlines[index] = keys[index].deadline
+    return actions.list
+  }
+
+  /// Takes what calls from other threads asked for, then runs heartbeats, timers and the writes
+  /// that may go out.
+  private mutating func turn(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+    woken = false
+    for key in unsubscribed { actions.append(.subscribe(key)) }
+    unsubscribed = []
+    if case .connected(let instance) = connection {
+      for index in reloads { handle(index, .reload(at: now, instance: instance), &actions) }
+    }
+    reloads = []
+    if stateDue {
+      stateDue = false
+      reportState(&actions)
+    }
+    tick(at: now, &actions)
+    for index in keys.indices where keys[index].needsRebase {
+      actions.append(.rebase(index))
+    }
+    flush(at: now, &actions)
+  }
+
+  /// Heartbeats, retries, and the keys' own timers.
+  private mutating func tick(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+    if !behind.isEmpty, let instance = brokerInstance {
+      for held in behind {
+        guard let index = indices[held.key] else { continue }
+        handle(index, .brokerHolds(version: held.version, at: now, instance: instance), &actions)
+      }
+      behind = []
+    }
+    if isConnected, now - lastHeard > silenceLimit {
+      actions.append(.log(.brokerStoppedAnswering))
+      lose(at: now, &actions)
+    } else if !isConnected, now - lastMove > silenceLimit {
+      // No broker of the list has answered for as long: try the next one.
+      actions.append(.moveToNextBroker)
+      lastMove = now
+    }
+    if now - lastPing >= pingInterval {
+      if isConnected {
+        let held = keys.compactMap { key in
+          key.heldVersion.map { KeyVersion(key: key.key, version: $0) }
+        }
+        actions.append(.send(.ping(versions: held)))
+      } else {
+        actions.append(.send(.hello(client: id)))
+        helloBackoff = min(helloBackoff * 2, heartbeat)
+      }
+      lastPing = now
+    }
+    guard case .connected(let instance) = connection else { return }
+    for (index, deadline) in deadlines.enumerated() where deadline.map({ now >= $0 }) ?? false {
+      handle(index, .tick(at: now, instance: instance), &actions)
+    }
+  }
+
+  /// Asks for the encoding of the writes that may go out.
+  private mutating func flush(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+    guard isConnected else { return }
+    for index in keys.indices where keys[index].hasUnconfirmedWrites {
+      guard let request = keys[index].flush(id: nextWriteID, at: now) else { continue }
+      // Taken now so that another key's write gets another id; an encoding that no longer
+      // applies leaves a gap, which the broker does not mind (ids only need to grow).
+      nextWriteID += 1
+      actions.append(.encode(request))
+    }
+  }
+
+  // MARK: - Messages
+
+  /// A reply on the DEALER.
+  private mutating func receive(
+    reply: BrokerMessage, at now: ContinuousClock.Instant, _ actions: inout Actions
+  ) {
+    lastHeard = now
+    switch reply {
+    case .welcome(let instance, _, let maxValueSize):
+      self.maxValueSize = maxValueSize
+      guard connection != .connected(instance: instance) else { return }
+      connection = .connected(instance: instance)
+      for index in keys.indices { handle(index, .connected(at: now), &actions) }
+      reportState(&actions)
+    case .pong(let instance, let behind):
+      if connection != .connected(instance: instance) {
+        // A restarted broker: start over with HELLO (its WELCOME names its publisher).
+        helloAgain(at: now, &actions)
+      } else {
+        self.behind = behind
+      }
+    case .snapshot(let key, _, _, _, _):
+      route(reply, to: key, at: now, &actions)
+      reportState(&actions)
+    case .ack(let key, _, _), .reject(let key, _, _, _, _, _):
+      guard isConnected else { return }
+      route(reply, to: key, at: now, &actions)
+    case .error(.unavailable, _, _, _):
+      // The broker cannot reach its cluster's store: another broker of the cluster can.
+      actions.append(.brokerUnavailable)
+      if isConnected {
+        lose(at: now, &actions)
+      } else if now - lastMove >= heartbeat {
+        actions.append(.moveToNextBroker)
+        lastMove = now
+      }
+    case .error(.helloFirst, _, _, _):
+      // The connection is new to the broker (it restarted, or the connection was re-made): the
+      // request was not handled. Handshake again; the keys resync and the writes go out again.
+      helloAgain(at: now, &actions)
+    case .error(let code, let message, let key, _):
+      if code != .seeding { actions.append(.log(.refused(code, message))) }
+      guard isConnected, let key else { return }
+      route(reply, to: key, at: now, &actions)
+    case .hello, .ping, .sync, .get, .seed, .write, .update, .synced:
+      actions.append(.log(.requestFromTheBroker))
+    }
+  }
+
+  /// A message from the PUB socket. Updates only record their bytes: the rebase that decodes
+  /// them is asked for once per batch.
+  private mutating func receive(
+    published message: BrokerMessage, at now: ContinuousClock.Instant, _ actions: inout Actions
+  ) {
+    switch message {
+    case .update(let key, _, _, _, _), .synced(let key, _):
+      route(message, to: key, at: now, &actions)
+    default:
+      break
+    }
+  }
+
+  private mutating func route(
+    _ message: BrokerMessage, to key: String, at now: ContinuousClock.Instant,
+    _ actions: inout Actions
+  ) {
+    guard let index = indices[key] else { return }
+    handle(index, .received(message, at: now, instance: brokerInstance), &actions)
+  }
+
+  /// Feeds the key at `index` and keeps what it asks for.
+  private mutating func handle(_ index: Int, _ event: KeyEvent, _ actions: inout Actions) {
+    let output = keys[index].handle(event)
+    deadlines[index] = output.deadline
+    if output.changed { actions.append(.notify(index)) }
+    if output.rebase { actions.append(.rebase(index)) }
+    if let message = output.send { actions.append(.send(message)) }
+    if output.progressed { actions.append(.progressed) }
+  }
+
+  /// The DEALER's connection was lost (it may come back to another broker run).
+  private mutating func connectionLost(_ actions: inout Actions) {
+    connection = isConnected ? .dropped : .handshaking(instance: nil)
+    for index in keys.indices { handle(index, .connectionLost, &actions) }
+  }
+
+  /// The broker is lost: every key waits, with its mutations pending, and the client asks to
+  /// move to the next broker, if it has several.
+  private mutating func lose(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+    connection = .handshaking(instance: brokerInstance)
+    for index in keys.indices { handle(index, .disconnected, &actions) }
+    helloBackoff = Self.firstRetry
+    actions.append(.connection(.disconnected))
+    actions.append(.moveToNextBroker)
+    lastMove = now
+  }
+
+  /// Starts the handshake over, as after a lost connection.
+  private mutating func helloAgain(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+    connection = .handshaking(instance: brokerInstance)
+    helloBackoff = Self.firstRetry
+    actions.append(.send(.hello(client: id)))
+    lastPing = now
+  }
+
+  /// Reports the connection's state, while connected: syncing until every key is in sync.
+  private func reportState(_ actions: inout Actions) {
+    guard isConnected else { return }
+    actions.append(.connection(keys.allSatisfy(\.isSynced) ? .connected : .syncing))
+    actions.append(.progressed)
+  }
+}
+
+/// What happens to a ``ClientMachine`` on its I/O thread.
+enum ClientEvent: Equatable {
+  /// The I/O thread's turn (after every wake-up): what other threads asked for, heartbeats,
+  /// timers, and the writes that may go out.
+  case turn
+  /// A reply on the DEALER.
+  case reply(BrokerMessage)
+  /// The messages the SUB socket had waiting, in order.
+  case published([BrokerMessage])
+  /// The DEALER's connection was lost; `move`: the client knows other brokers, one of which
+  /// may take over at once.
+  case connectionLost(move: Bool)
+  /// A security handshake succeeded.
+  case handshakeSucceeded
+  /// The loop connected the DEALER to another broker.
+  case movedBroker
+}
+
+/// What a ``ClientMachine`` asks its storage to do, in order.
+enum ClientAction: Equatable {
+  /// A message for the broker's ROUTER.
+  case send(BrokerMessage)
+  /// The SUB socket must subscribe to a new key's topic.
+  case subscribe(String)
+  /// The broker is lost: connect to the next of the client's brokers (if it has more than one)
+  /// before sending anything else.
+  case moveToNextBroker
+  /// The key at this index is stale: decode and re-apply its pending mutations, outside the
+  /// lock, and hand the result back.
+  case rebase(Int)
+  /// Encode a write's value, outside the lock, and hand it back.
+  case encode(KeyMachine.Encode)
+  /// The observers of the key at this index must be told of its value or errors.
+  case notify(Int)
+  /// The I/O thread must take a turn: writes may go out.
+  case wake
+  /// The connection's new state.
+  case connection(BrokerClient.ConnectionState)
+  /// Waiters (for a confirmation, for the sync) may want to look again.
+  case progressed
+  /// The broker answered that it cannot reach its cluster's store.
+  case brokerUnavailable
+  /// Worth a log line.
+  case log(ClientNotice)
+}
+
+/// What a ``ClientMachine`` found worth a log line (it logs nothing itself).
+enum ClientNotice: Equatable {
+  /// The connected broker missed its heartbeats.
+  case brokerStoppedAnswering
+  /// The broker refused a request, with this code and text.
+  case refused(BrokerErrorCode, String)
+  /// The broker sent a request, which only a broker takes.
+  case requestFromTheBroker
+}
+
+/// The actions of one event, each `notify`, `rebase` and `progressed` once.
+private struct Actions {
+  private(set) var list: [ClientAction] = []
+
+  mutating func append(_ action: ClientAction) {
+    switch action {
+    case .notify, .rebase, .progressed, .wake, .moveToNextBroker:
+      if list.contains(action) { return }
+    default:
+      break
+    }
+    list.append(action)
+  }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Testing
+
+@testable import SharedBroker
+
+/// The client's machine event by event: each step feeds one event at one time and expects the
+/// actions, in order. No threads, sockets or storage.
+@Suite struct ClientMachineTests {
+  let t0 = ContinuousClock.now
+  let heartbeat = Duration.milliseconds(500)
+  let hello = ClientAction.send(.hello(client: "me"))
+  let welcome = ClientEvent.reply(
+    .welcome(instance: "run", publisher: "tcp://*:5556", maxValueSize: 10))
+
+  func machine() -> ClientMachine {
+    ClientMachine(
+      id: "me", heartbeat: heartbeat, missedHeartbeats: 3, maxWritesInFlight: 2, now: t0)
+  }
+
+  /// One event, at `after` past `t0`, and the actions it must make.
+  struct Step {
+    var event: ClientEvent
+    var after: Duration = .zero
+    var expected: [ClientAction]
+  }
+
+  func run(_ steps: [Step], on machine: inout ClientMachine, line: Int = #line) {
+    for (number, step) in steps.enumerated() {
+      let actions = machine.handle(step.event, at: t0 + step.after)
+      #expect(
+        actions == step.expected, "step \(number + 1): \(step.event)",
+        sourceLocation: SourceLocation(
+          fileID: #fileID, filePath: #filePath, line: line, column: 1))
+    }
+  }
+
+  /// A machine with the key `k` in sync at version 1 (value `0`).
+  func synced() -> ClientMachine {
+    var machine = machine()
+    _ = machine.add(key: "k", initialValue: KeyValue(0), at: t0)
+    _ = machine.handle(.turn, at: t0)
+    _ = machine.handle(welcome, at: t0)
+    _ = machine.handle(.turn, at: t0)
+    _ = machine.handle(.published([.synced(key: "k", client: "me")]), at: t0)
+    _ = machine.handle(
+      .reply(.snapshot(key: "k", version: 1, lastWrite: 0, value: Data("0".utf8), writes: [:])),
+      at: t0)
+    _ = machine.rebased(machine.rebaseDue(0)!.result(decoded: .success(KeyValue(0)), local: KeyValue(0)))
+    return machine
+  }
+
+  // MARK: - The connection
+
+  @Test func handshakeHeartbeatsAndSilence() {
+    var machine = machine()
+    run(
+      [
+        Step(event: .turn, expected: [hello]),
+        // HELLO is retried quickly at first, not before.
+        Step(event: .turn, after: .microseconds(100), expected: []),
+        Step(event: .turn, after: .microseconds(600), expected: [hello]),
+        Step(event: welcome, after: .milliseconds(1), expected: [.connection(.connected), .progressed]),
+        Step(event: .turn, after: .milliseconds(1), expected: []),
+        Step(event: .turn, after: .milliseconds(600), expected: [.send(.ping(versions: []))]),
+        // Three heartbeats without an answer: the broker is lost.
+        Step(
+          event: .turn, after: .milliseconds(1_700),
+          expected: [
+            .log(.brokerStoppedAnswering), .connection(.disconnected), .moveToNextBroker, hello,
+          ]),
+      ], on: &machine)
+  }
+
+  @Test func answersFromAnotherRunOrRefusalsStartOver() {
+    var machine = machine()
+    run(
+      [
+        Step(event: welcome, expected: [.connection(.connected), .progressed]),
+        Step(event: .reply(.pong(instance: "other", behind: [])), expected: [hello]),
+        Step(event: welcome, expected: [.connection(.connected), .progressed]),
+        Step(event: .reply(.error(code: .helloFirst, message: "", key: nil, write: nil)), expected: [hello]),
+        Step(event: welcome, expected: [.connection(.connected), .progressed]),
+        Step(
+          event: .reply(.error(code: .unavailable, message: "", key: nil, write: nil)),
+          expected: [.brokerUnavailable, .connection(.disconnected), .moveToNextBroker]),
+        Step(
+          event: .reply(.hello(client: "x")), expected: [.log(.requestFromTheBroker)]),
+        Step(event: .movedBroker, expected: [hello]),
+      ], on: &machine)
+  }
+
+  // MARK: - A key
+
+  @Test func aKeySyncsBeforeItWrites() {
+    var machine = machine()
+    let (index, wake) = machine.add(key: "k", initialValue: KeyValue(0), at: t0)
+    #expect(index == 0 && wake)
+    run(
+      [
+        Step(event: .turn, expected: [.subscribe("k"), hello]),
+        Step(event: welcome, expected: [.connection(.syncing), .progressed]),
+        Step(event: .turn, expected: [.send(.sync(client: "me", key: "k"))]),
+        // Another client's SYNCED is not ours.
+        Step(event: .published([.synced(key: "k", client: "you")]), expected: []),
+        Step(
+          event: .published([.synced(key: "k", client: "me")]),
+          expected: [.send(.get(client: "me", key: "k"))]),
+        Step(
+          event: .reply(
+            .snapshot(key: "k", version: 4, lastWrite: 0, value: Data("7".utf8), writes: [:])),
+          expected: [.rebase(0), .progressed, .connection(.connected)]),
+      ], on: &machine)
+    let rebase = machine.rebaseDue(0)
+    #expect(rebase?.undecoded == Data("7".utf8))
+    #expect(rebase?.pending == nil)
+    let result = machine.rebased(rebase!.result(decoded: .success(KeyValue(7)), local: KeyValue(7)))
+    #expect(result.applied)
+    #expect(result.actions == [.notify(0)])
+    #expect(machine.keys[0].local == KeyValue(7))
+    #expect(machine.keys[0].isSynced)
+  }
+
+  @Test func writesAreEncodedOutsideThenSentAndAcknowledged() {
+    var machine = synced()
+    #expect(machine.record(0, KeyValue(1), readAt: machine.keys[0].readStamp).wake)
+    #expect(!machine.record(0, KeyValue(2), readAt: machine.keys[0].readStamp).wake)
+    let turn = machine.handle(.turn, at: t0 + .milliseconds(1))
+    guard case .encode(let request)? = turn.last else {
+      Issue.record("expected an encoding, got \(turn)")
+      return
+    }
+    #expect(request.value == KeyValue(2))
+    #expect(
+      machine.encoded(request, .success(Data("2".utf8)), at: t0 + .milliseconds(1)) == [
+        .send(
+          .write(client: "me", write: request.id, key: "k", base: 1, value: Data("2".utf8), after: nil)),
+        .progressed,
+      ])
+    #expect(machine.keys[0].writesInFlight == 1)
+    run(
+      [
+        Step(
+          event: .reply(.ack(key: "k", write: request.id, version: 2)), expected: [.progressed])
+      ], on: &machine)
+    #expect(!machine.keys[0].hasUnconfirmedWrites)
+    #expect(machine.keys[0].version == 2)
+  }
+
+  @Test func aRejectionRebasesAndAStaleResultIsDropped() {
+    var machine = synced()
+    _ = machine.record(0, KeyValue(1), readAt: machine.keys[0].readStamp)
+    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
+      Issue.record("expected an encoding")
+      return
+    }
+    _ = machine.encoded(request, .success(Data("1".utf8)), at: t0)
+    run(
+      [
+        Step(
+          event: .reply(
+            .reject(
+              key: "k", write: request.id, version: 2, lastWrite: 0, value: Data("5".utf8),
+              writes: ["you": 1])),
+          expected: [.rebase(0), .progressed])
+      ], on: &machine)
+    let rebase = machine.rebaseDue(0)!
+    #expect(rebase.pending == 1...1)
+    // A mutation recorded while the rebase ran makes its result stale.
+    _ = machine.record(0, KeyValue(9), readAt: machine.keys[0].readStamp)
+    #expect(!machine.rebased(rebase.result(decoded: .success(KeyValue(5)), local: KeyValue(6))).applied)
+    let again = machine.rebaseDue(0)!
+    #expect(again.pending == 1...2)
+    let result = machine.rebased(again.result(decoded: .success(KeyValue(5)), local: KeyValue(7)))
+    #expect(result.applied)
+    // The mutation recorded meanwhile woke the I/O thread already.
+    #expect(result.actions == [.notify(0)])
+    #expect(machine.keys[0].local == KeyValue(7))
+  }
+
+  @Test func anEncodingThatFailsOrIsTooLargeIsRetriedAfterAHeartbeat() {
+    struct Refused: Error {}
+    var machine = synced()
+    _ = machine.record(0, KeyValue(1), readAt: machine.keys[0].readStamp)
+    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
+      Issue.record("expected an encoding")
+      return
+    }
+    #expect(machine.encoded(request, .failure(Refused()), at: t0) == [.notify(0)])
+    #expect(machine.keys[0].saveError != nil)
+    #expect(machine.handle(.turn, at: t0 + .milliseconds(100)).isEmpty)
+    guard case .encode(let retry)? = machine.handle(.turn, at: t0 + .milliseconds(600)).last else {
+      Issue.record("expected the retry's encoding")
+      return
+    }
+    // Larger than the 10 bytes the WELCOME allowed: refused without a round trip.
+    #expect(machine.encoded(retry, .success(Data(count: 11)), at: t0) == [.progressed])
+    #expect(machine.keys[0].hasUnconfirmedWrites)
+  }
+}
