@@ -4,36 +4,43 @@ public import Foundation
 /// lives there, with a revision that changes on every write, and a write is a compare-and-set on
 /// that revision, so two brokers never both apply a write on top of the same state.
 ///
-/// The broker's thread never waits on it: a commit is answered through its completion handler
-/// (from any thread) while the broker goes on serving, and ``takeChanges()`` hands over what
-/// other brokers wrote, which the store reads on a thread of its own and announces with
-/// `onChange`. Give one to ``BrokerServer/init(configuration:cluster:logger:clock:)``.
+/// The broker's thread never waits on it, and it never calls into the broker: a commit is sent
+/// with an id and its outcome comes back as an event, as do the changes the store watched and
+/// its availability. The store queues its events (from any thread) and wakes the broker, whose
+/// thread takes them with ``takeEvents()``. Give one to
+/// ``BrokerServer/init(configuration:cluster:logger:clock:)``.
 public protocol BrokerCluster: AnyObject, Sendable {
   /// The id of the cluster's data, created with it: every broker of the cluster announces it as
   /// its instance, so a client that moves between them keeps its versions.
   var instance: String { get }
-  /// Whether the shared store answered lately; a broker cut from it refuses requests.
-  var isAvailable: Bool { get }
-  /// Called (from any thread) when ``takeChanges()`` has something or availability changed.
-  func setOnChange(_ onChange: @escaping @Sendable () -> Void)
+  /// Sets how the store wakes the broker when events wait (called from any thread).
+  func setWake(_ wake: @escaping @Sendable () -> Void)
   /// Every key's record and revision, read when the broker starts.
   func loadAll() throws -> [String: BrokerClusterRecord]
   /// Stores `record` for `key` if the key is still at `revision` (0: absent), or with `nil` only
-  /// checks that it is, and calls `completion` with the outcome.
-  ///
-  /// The completion gets an error when the store could not be reached: the record may or may
-  /// not be stored. Whoever sends the same commit again learns which.
-  func commit(
-    key: String, record: Data?, expecting revision: Int64,
-    completion: @escaping @Sendable (Result<BrokerClusterCommit, any Error>) -> Void)
-  /// What changed since the last call, in the store's order. The changes made by this
-  /// broker's own commits may be left out: their answers tell of them.
-  func takeChanges() -> [(key: String, record: BrokerClusterRecord)]
+  /// checks that it is. Its outcome comes as ``BrokerClusterEvent/committed(id:_:)`` with the same
+  /// `id`.
+  func commit(key: String, record: Data?, expecting revision: Int64, id: UInt64)
+  /// The events since the last call, in the order they happened.
+  func takeEvents() -> [BrokerClusterEvent]
   /// Stops watching.
   func close()
 }
 
-/// What a ``BrokerCluster/commit(key:record:expecting:)`` did.
+/// What a ``BrokerCluster`` tells its broker.
+public enum BrokerClusterEvent: Sendable {
+  /// A commit's outcome: an error when the store could not be reached (the record may or may not
+  /// be stored; whoever sends the same commit again learns which).
+  case committed(id: UInt64, Result<BrokerClusterCommit, any Error>)
+  /// Records the store watched change, in its order. `followsHistory`: they are the store's
+  /// history since the last ones (the broker's own commits among them), not every key read
+  /// anew after the history was lost.
+  case changed([(key: String, record: BrokerClusterRecord)], followsHistory: Bool)
+  /// Whether the store answers: a broker cut from it refuses requests.
+  case availability(Bool)
+}
+
+/// What a ``BrokerCluster/commit(key:record:expecting:id:)`` did.
 public enum BrokerClusterCommit: Sendable {
   /// The record was stored at this revision (or, for a check, the key is still at it).
   case stored(revision: Int64)

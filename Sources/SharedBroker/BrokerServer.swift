@@ -109,11 +109,12 @@ public final class BrokerServer: Service, Sendable {
   @discardableResult
   public func start() throws -> BrokerEndpoints {
     let wake = try WakeUpSignal()
-    let backend: Backend
+    let backend: BrokerCore.Backend
     let machine: BrokerMachine
     let placeholder = "inproc://unbound"
     if let cluster {
-      let driver = ClusterDriver(cluster: cluster) { [wake] in wake.signal() }
+      let driver = ClusterDriver(cluster: cluster)
+      cluster.setWake { [wake] in wake.signal() }
       do {
         machine = BrokerMachine(
           instance: cluster.instance, run: instance, backend: .cluster,
@@ -268,21 +269,20 @@ public final class BrokerServer: Service, Sendable {
 
   /// Answers every waiting ZAP request (RFC 27): only CURVE clients whose key is on the
   /// allow-list pass. Stops at an empty receive, which leaves the socket's descriptor armed.
-  private func authenticate(_ zap: Socket, _ machine: inout BrokerMachine) {
+  private func authenticate(_ zap: Socket, _ core: BrokerCore) {
     while let request = try? zap.receive(dontWait: true) {
       guard request.count >= 6 else { continue }
-      answer(request, on: zap, &machine)
+      answer(request, on: zap, core)
     }
   }
 
-  private func answer(_ request: [Data], on zap: Socket, _ machine: inout BrokerMachine) {
+  private func answer(_ request: [Data], on zap: Socket, _ core: BrokerCore) {
     let mechanism = String(decoding: request[5], as: UTF8.self)
     let key = request.count >= 7 ? CurveKeyPair.encode(Array(request[6])) : ""
     let allowed =
       mechanism == "CURVE" && configuration.curve?.allowedClientKeys.contains(key) == true
     if !allowed {
-      machine.deniedClient()
-      counters.withLock { $0 = machine.statistics }
+      core.update { $0.deniedClient() }
       logger.warning(
         "Denied a client",
         metadata: ["mechanism": "\(mechanism)", "key": "\(key.isEmpty ? "none" : key)"]
@@ -296,11 +296,11 @@ public final class BrokerServer: Service, Sendable {
   }
 
   /// Counts the connections the ROUTER took in and lost, until no event is left.
-  private func countConnections(_ monitor: SocketMonitor, _ machine: inout BrokerMachine) {
+  private func countConnections(_ monitor: SocketMonitor, _ core: BrokerCore) {
     while let event = try? monitor.receive() {
       switch event.kind {
-      case .accepted: machine.statistics.connections += 1
-      case .disconnected: machine.statistics.connections -= 1
+      case .accepted: core.update { $0.statistics.connections += 1 }
+      case .disconnected: core.update { $0.statistics.connections -= 1 }
       default: break
       }
     }
@@ -308,53 +308,17 @@ public final class BrokerServer: Service, Sendable {
 
   private func serve(
     router: Socket, publisher: Socket, monitor: SocketMonitor, zap: Socket?, wake: WakeUpSignal,
-    machine: BrokerMachine, backend: Backend
+    machine: BrokerMachine, backend: BrokerCore.Backend
   ) {
-    var machine = machine
-    var actions: [BrokerMachine.Action] = []
-    actions.reserveCapacity(16)
-    counters.withLock { $0 = machine.statistics }
     // Whether the ROUTER was used since it last said it had nothing: a send takes in libzmq's
     // pending commands, and with them the signal of its descriptor, so it is asked before the
     // thread sleeps (answers released by the store go out between receives).
-    var routerTouched = true
+    let transport = SocketTransport(router: router, publisher: publisher)
+    let core = BrokerCore(
+      machine: machine, backend: backend, transport: transport,
+      counted: { [self] statistics in counters.withLock { $0 = statistics } },
+      report: { [self] report in log(report) })
     var nextReport = Duration.zero
-    // Carries out the actions, and those that the log's answers make.
-    func perform() {
-      var next = 0
-      while next < actions.count {
-        let action = actions[next]
-        next += 1
-        switch action {
-        case .reply(let peer, let message):
-          let frames = message.frames
-          if (try? router.send([peer] + frames, dontWait: true)) == true {
-            machine.statistics.bytesSent += frames.byteCount
-          } else {
-            machine.statistics.answersDropped += 1
-          }
-          routerTouched = true
-        case .publish(let message):
-          let frames = message.frames
-          if (try? publisher.send(frames, dontWait: true)) == true {
-            machine.statistics.bytesSent += frames.byteCount
-          }
-        case .commit(let commit):
-          switch backend {
-          case .log(let log):
-            machine.committed(commit.token, log.commit(commit), into: &actions)
-          case .cluster(let driver):
-            guard let outcome = driver.commit(commit) else { continue }
-            machine.committed(commit.token, outcome, into: &actions)
-          }
-          // Counted before the answers go out.
-          counters.withLock { $0 = machine.statistics }
-        case .report(let report):
-          log(report)
-        }
-      }
-      actions.removeAll(keepingCapacity: true)
-    }
     // Every socket is polled by its ZMQ_FD, as the clients do: one `ppoll` per wake-up, where
     // `zmq_poll` makes a non-blocking pass first and asks each socket for its events before and
     // after it waits. The descriptor only signals commands nobody took in yet, so a socket used
@@ -380,60 +344,37 @@ public final class BrokerServer: Service, Sendable {
     }
     // The ZAP socket and the monitor are only ever drained to empty, so their descriptors stay
     // armed after this.
-    if let zap { authenticate(zap, &machine) }
-    countConnections(monitor, &machine)
+    if let zap { authenticate(zap, core) }
+    countConnections(monitor, core)
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
-        let routerWaiting = routerTouched && router.hasInput
+        let routerWaiting = transport.routerTouched && router.hasInput
         // A commit to send again is due within a fraction of a second.
-        let idle: Duration = machine.retries.isEmpty ? .seconds(1) : BrokerMachine.retryDelay / 2
+        let idle: Duration =
+          core.machine.retries.isEmpty ? .seconds(1) : BrokerMachine.retryDelay / 2
         let ready = try poller.poll(timeout: routerWaiting ? .zero : idle)
         if ready.contains(wakeIndex) {
           wake.clear()
-          if case .cluster(let driver) = backend {
-            machine.setAvailable(driver.cluster.isAvailable)
-            for (token, outcome) in driver.takeOutcomes() {
-              machine.committed(token, outcome, into: &actions)
-            }
-            // The answers go out before the watched changes are read.
-            counters.withLock { $0 = machine.statistics }
-            perform()
-            machine.watched(driver.takeChanges(known: machine.revision(of:)), into: &actions)
-            counters.withLock { $0 = machine.statistics }
-            perform()
-          }
+          core.takeStoreEvents()
         }
         if ready.contains(publisherIndex) { _ = try? publisher.get(.events) }
-        if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap, &machine) }
-        if ready.contains(monitorIndex) {
-          countConnections(monitor, &machine)
-          counters.withLock { $0 = machine.statistics }
-        }
-        let forgotten = machine.statistics.forgottenClients
+        if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap, core) }
+        if ready.contains(monitorIndex) { countConnections(monitor, core) }
         let now = elapsed()
         if now >= nextReport {
-          metrics.report(machine.statistics)
+          metrics.report(core.machine.statistics)
           nextReport = now + Self.reportInterval
         }
-        machine.tick(at: now, into: &actions)
-        if !actions.isEmpty || machine.statistics.forgottenClients != forgotten {
-          counters.withLock { $0 = machine.statistics }
-          perform()
-        }
+        core.tick(at: now)
         guard ready.contains(routerIndex) || routerWaiting else { continue }
         // Drain what is queued, a bounded batch at a time so a stop request is seen promptly.
-        routerTouched = true
+        transport.routerTouched = true
         for _ in 0..<1_000 {
           guard let frames = try router.receive(dontWait: true) else {
-            routerTouched = false
+            transport.routerTouched = false
             break
           }
-          machine.statistics.bytesReceived += frames.dropFirst().byteCount
-          machine.receive(
-            frames.dropFirst(), from: frames.first ?? Data(), at: elapsed(), into: &actions)
-          // Counted before anything goes out: whoever hears of the request may ask next.
-          counters.withLock { $0 = machine.statistics }
-          perform()
+          core.receive(frames.dropFirst(), from: frames.first ?? Data(), at: elapsed())
         }
       } catch let error as ZMQError where error.isContextTerminated {
         return
@@ -469,20 +410,31 @@ public final class BrokerServer: Service, Sendable {
   }
 }
 
-/// Where the broker's keys are stored.
-private enum Backend {
-  case log(BrokerLog)
-  case cluster(ClusterDriver)
+/// The broker thread's sockets, as its ``BrokerCore`` reaches them.
+private final class SocketTransport: BrokerTransport {
+  let router: Socket
+  let publisher: Socket
+  /// The ROUTER was used since it last said it had nothing (see the serving loop).
+  var routerTouched = true
+
+  init(router: Socket, publisher: Socket) {
+    self.router = router
+    self.publisher = publisher
+  }
+
+  func reply(_ frames: [Data], to peer: Data) -> Bool {
+    routerTouched = true
+    return (try? router.send([peer] + frames, dontWait: true)) == true
+  }
+
+  func publish(_ frames: [Data]) -> Bool {
+    (try? publisher.send(frames, dontWait: true)) == true
+  }
 }
 
 /// Hands the machine and the log, made on the caller's thread, to the broker thread that alone
 /// uses them.
 private struct UncheckedOwned: @unchecked Sendable {
   let machine: BrokerMachine
-  let backend: Backend
-}
-
-extension Collection<Data> {
-  /// The bytes of a message's frames.
-  fileprivate var byteCount: Int { reduce(0) { $0 + $1.count } }
+  let backend: BrokerCore.Backend
 }

@@ -32,13 +32,12 @@ public final class EtcdBrokerStore: BrokerCluster {
   private let logger: Logger
 
   private struct State {
-    var changes: [(key: String, record: BrokerClusterRecord)] = []
-    /// Each key's record last sent to be stored, until the watch brings it back.
-    var unechoed: [String: Data] = [:]
+    /// What the broker has not taken yet, in order.
+    var events: [BrokerClusterEvent] = []
     var available = true
     /// Since when etcd has not answered (nil: it answered last).
     var failingSince: ContinuousClock.Instant?
-    var onChange: (@Sendable () -> Void)?
+    var wake: (@Sendable () -> Void)?
     var tasks: [Task<Void, Never>] = []
     var closed = false
   }
@@ -122,9 +121,9 @@ public final class EtcdBrokerStore: BrokerCluster {
   /// Whether etcd's quorum answered within the last `unavailableAfter` (probed every half second).
   public var isAvailable: Bool { state.withLock { $0.available } }
 
-  /// Called when the watch brought changes, or availability changed.
-  public func setOnChange(_ onChange: @escaping @Sendable () -> Void) {
-    state.withLock { $0.onChange = onChange }
+  /// Called when events wait: a commit's answer, changes the watch brought, or availability.
+  public func setWake(_ wake: @escaping @Sendable () -> Void) {
+    state.withLock { $0.wake = wake }
   }
 
   /// Reads every key, then starts watching from the revision after that read.
@@ -137,15 +136,14 @@ public final class EtcdBrokerStore: BrokerCluster {
   }
 
   /// One etcd transaction: compares the key's mod revision, puts the record when equal, and
-  /// otherwise reads the key; a transport failure counts as etcd not answering. The completion runs on
-  /// the HTTP client's event loop.
-  public func commit(
-    key: String, record: Data?, expecting revision: Int64,
-    completion: @escaping @Sendable (Result<BrokerClusterCommit, any Error>) -> Void
-  ) {
+  /// otherwise reads the key; a transport failure counts as etcd not answering. Its outcome is
+  /// queued from the HTTP client's event loop.
+  public func commit(key: String, record: Data?, expecting revision: Int64, id: UInt64) {
     let etcdKey = keysPrefix + Data(key.utf8)
     let started = ContinuousClock.now
-    if let record { state.withLock { $0.unechoed[key] = record } }
+    let completion: @Sendable (Result<BrokerClusterCommit, any Error>) -> Void = { [self] result in
+      queue([.committed(id: id, result)])
+    }
     etcd.transactionFuture(
       compare: [.modRevision(of: etcdKey, equals: revision)],
       success: record.map { [.put(etcdKey, $0)] } ?? [], failure: [.range(etcdKey)]
@@ -172,12 +170,21 @@ public final class EtcdBrokerStore: BrokerCluster {
     }
   }
 
-  /// What the watch delivered since the last call.
-  public func takeChanges() -> [(key: String, record: BrokerClusterRecord)] {
+  /// The events since the last call, in order.
+  public func takeEvents() -> [BrokerClusterEvent] {
     state.withLock { state in
-      defer { state.changes = [] }
-      return state.changes
+      defer { state.events = [] }
+      return state.events
     }
+  }
+
+  /// Queues `events` for the broker and wakes it.
+  private func queue(_ events: [BrokerClusterEvent]) {
+    let wake = state.withLock { state in
+      state.events += events
+      return state.wake
+    }
+    wake?()
   }
 
   /// Stops watching and probing, and closes the etcd client.
@@ -212,14 +219,14 @@ public final class EtcdBrokerStore: BrokerCluster {
           if let last = batch.changes.map(\.modRevision).max() {
             resumeWatch.max(last + 1, ordering: .relaxed)
           }
-          deliver(changes(batch.changes), leavingOutEchoes: true)
+          queue([.changed(changes(batch.changes), followsHistory: true)])
         }
       } catch EtcdError.compacted(let revision) {
         logger.warning(
           "etcd compacted the watched history; reading every key again",
           metadata: ["revision": "\(revision)"])
         if let (current, keyValues) = try? await etcd.range(keysPrefix, prefix: true) {
-          deliver(changes(keyValues))
+          queue([.changed(changes(keyValues), followsHistory: false)])
           resumeWatch.store(current + 1, ordering: .relaxed)
         }
       } catch {
@@ -247,33 +254,11 @@ public final class EtcdBrokerStore: BrokerCluster {
     }
   }
 
-  /// Hands `changes` to the broker and wakes it. With `leavingOutEchoes`, a record this broker
-  /// sent last for its key is left out: the commit's answer, or the same commit sent again,
-  /// tells the broker of it, and each write would otherwise wake the broker's thread and decode
-  /// its own record once more.
-  private func deliver(
-    _ changes: [(key: String, record: BrokerClusterRecord)], leavingOutEchoes: Bool = false
-  ) {
-    let onChange = state.withLock { state -> (@Sendable () -> Void)? in
-      var delivered = false
-      for change in changes {
-        if leavingOutEchoes, state.unechoed[change.key] == change.record.data {
-          state.unechoed[change.key] = nil
-          continue
-        }
-        state.changes.append(change)
-        delivered = true
-      }
-      return delivered ? state.onChange : nil
-    }
-    onChange?()
-  }
-
   /// Records an answer from etcd (`nil`) or a failure; etcd becomes unavailable once it has
   /// failed for `unavailableAfter`, and available again at its next answer.
   private func heard(_ error: (any Error)?) {
     let now = ContinuousClock.now
-    let (changed, available, onChange) = state.withLock { state in
+    let (changed, available) = state.withLock { state in
       if error == nil {
         state.failingSince = nil
       } else if state.failingSince == nil {
@@ -281,9 +266,10 @@ public final class EtcdBrokerStore: BrokerCluster {
       }
       let available = state.failingSince.map { now - $0 < unavailableAfter } ?? true
       defer { state.available = available }
-      return (state.available != available && !state.closed, available, state.onChange)
+      return (state.available != available && !state.closed, available)
     }
     guard changed else { return }
+    queue([.availability(available)])
     if available {
       logger.notice("etcd answers again")
     } else {
@@ -291,7 +277,6 @@ public final class EtcdBrokerStore: BrokerCluster {
         "etcd unreachable: refusing writes",
         metadata: ["for": "\(unavailableAfter)", "error": "\(error.map { "\($0)" } ?? "")"])
     }
-    onChange?()
   }
 
   /// The shared keys' records among etcd's `keyValues` (others under the prefix are left out).

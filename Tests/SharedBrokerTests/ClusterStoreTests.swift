@@ -7,32 +7,37 @@ import Testing
 /// answered, one that may still apply late, a key another broker changed, a store that cannot
 /// be reached, and commits that the tests answer one at a time.
 @Suite struct ClusterStoreTests {
-  /// One broker of a cluster: its machine and driver, with a clock of the test's.
+  /// One broker of a cluster: the real serving core and driver, with a clock of the test's and
+  /// a transport that records what goes out.
   final class Broker {
-    private var machine: BrokerMachine
-    private let driver: ClusterDriver
-    private var actions: [BrokerMachine.Action] = []
+    private let core: BrokerCore
+    private let cluster: FakeCluster
+    private let transport = Recorder()
     private(set) var now = Duration.seconds(1)
 
     init(_ cluster: FakeCluster, clientTimeout: Duration = .seconds(3600)) throws {
-      driver = ClusterDriver(cluster: cluster) {}
-      machine = BrokerMachine(
+      self.cluster = cluster
+      let driver = ClusterDriver(cluster: cluster)
+      let machine = BrokerMachine(
         instance: cluster.instance, run: "run-\(UUID().uuidString.prefix(8))", backend: .cluster,
         configuration: BrokerConfiguration(clientTimeout: clientTimeout, seedWindow: .zero),
         publisherEndpoint: "inproc://published", records: try driver.loadAll(), now: .zero)
+      core = BrokerCore(
+        machine: machine, backend: .cluster(driver), transport: transport, counted: { _ in },
+        report: { _ in })
     }
 
     /// What `message` from connection `peer` makes the broker send: replies and publications.
     func send(_ message: BrokerMessage, from peer: String = "p") -> Sent {
-      machine.setAvailable(driver.cluster.isAvailable)
-      machine.receive(message.frames, from: Data(peer.utf8), at: now, into: &actions)
+      core.takeStoreEvents()
+      core.receive(message.frames[...], from: Data(peer.utf8), at: now)
       return carryOut()
     }
 
     /// What the broker sends once `time` has passed.
     func wait(_ time: Duration) -> Sent {
       now += time
-      machine.tick(at: now, into: &actions)
+      core.tick(at: now)
       return carryOut()
     }
 
@@ -48,30 +53,28 @@ import Testing
     }
 
     private func carryOut() -> Sent {
-      var sent = Sent()
-      // The store may answer during a round: its outcomes are taken until none is left.
-      var outcomes = driver.takeOutcomes()
-      repeat {
-        for (token, outcome) in outcomes {
-          machine.committed(token, outcome, into: &actions)
-        }
-        var next = 0
-        while next < actions.count {
-          let action = actions[next]
-          next += 1
-          switch action {
-          case .reply(_, let message): sent.replies.append(message)
-          case .publish(let message): sent.published.append(message)
-          case .commit(let commit):
-            if let outcome = driver.commit(commit) {
-              machine.committed(commit.token, outcome, into: &actions)
-            }
-          case .report: break
-          }
-        }
-        actions.removeAll()
-        outcomes = driver.takeOutcomes()
-      } while !outcomes.isEmpty
+      // The store may answer during a round: its events are taken until none is left.
+      while cluster.hasEvents { core.takeStoreEvents() }
+      return transport.take()
+    }
+  }
+
+  /// Records what the broker sends.
+  final class Recorder: BrokerTransport {
+    private var sent = Sent()
+
+    func reply(_ frames: [Data], to peer: Data) -> Bool {
+      (try? BrokerMessage(frames: frames)).map { sent.replies.append($0) }
+      return true
+    }
+
+    func publish(_ frames: [Data]) -> Bool {
+      (try? BrokerMessage(published: frames)).map { sent.published.append($0) }
+      return true
+    }
+
+    func take() -> Sent {
+      defer { sent = Sent() }
       return sent
     }
   }
@@ -269,13 +272,12 @@ final class FakeCluster: BrokerCluster, @unchecked Sendable {
     case storeThenAnswerChanged
   }
 
-  typealias Completion = @Sendable (Result<BrokerClusterCommit, any Error>) -> Void
-
   struct LostAnswer: Error {}
 
   let instance = "00000000000000001-fake"
-  var available = true
-  var isAvailable: Bool { available }
+  var available = true {
+    didSet { if available != oldValue { events.append(.availability(available)) } }
+  }
   var nextCommit: Fault?
   /// Whether commits wait for ``answer(_:)``.
   var holding = false
@@ -283,12 +285,19 @@ final class FakeCluster: BrokerCluster, @unchecked Sendable {
   private var records: [String: BrokerClusterRecord] = [:]
   private var revision: Int64 = 0
   private var late: (key: String, record: Data, expecting: Int64)?
-  private var waiting: [(key: String, record: Data?, expecting: Int64, completion: Completion)] = []
+  private var waiting: [(key: String, record: Data?, expecting: Int64, id: UInt64)] = []
+  private var events: [BrokerClusterEvent] = []
 
-  func setOnChange(_ onChange: @escaping @Sendable () -> Void) {}
+  func setWake(_ wake: @escaping @Sendable () -> Void) {}
   func loadAll() throws -> [String: BrokerClusterRecord] { records }
-  func takeChanges() -> [(key: String, record: BrokerClusterRecord)] { [] }
   func close() {}
+
+  var hasEvents: Bool { !events.isEmpty }
+
+  func takeEvents() -> [BrokerClusterEvent] {
+    defer { events = [] }
+    return events
+  }
 
   /// Commits waiting for an answer.
   var held: Int { waiting.count }
@@ -298,11 +307,14 @@ final class FakeCluster: BrokerCluster, @unchecked Sendable {
     records[key].flatMap { try? ClusterRecord(decoding: $0.data) }
   }
 
-  func commit(key: String, record: Data?, expecting revision: Int64, completion: @escaping Completion) {
+  func commit(key: String, record: Data?, expecting revision: Int64, id: UInt64) {
     commits += 1
     if holding {
-      waiting.append((key, record, revision, completion))
+      waiting.append((key, record, revision, id))
       return
+    }
+    func completion(_ result: Result<BrokerClusterCommit, any Error>) {
+      events.append(.committed(id: id, result))
     }
     if let record, let fault = nextCommit {
       nextCommit = nil
@@ -321,7 +333,9 @@ final class FakeCluster: BrokerCluster, @unchecked Sendable {
   /// Stores (or not) the waiting commit at `index`, and answers it.
   func answer(_ index: Int) {
     let commit = waiting.remove(at: index)
-    commit.completion(.success(apply(commit.key, commit.record, expecting: commit.expecting)))
+    events.append(
+      .committed(
+        id: commit.id, .success(apply(commit.key, commit.record, expecting: commit.expecting))))
   }
 
   /// Lets the pending commit reach the store now; returns whether it applied.

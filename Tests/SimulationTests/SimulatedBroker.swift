@@ -2,32 +2,99 @@ import Foundation
 
 @testable import SharedBroker
 
-/// One run of a simulated broker: the real machine, whose log (for a single broker) answers its
-/// commits at once, as the broker's thread does. A broker of a cluster hands its commits to
-/// the simulation, which carries them to the simulated etcd and brings the answers back.
+/// One run of a simulated broker: the real ``BrokerCore`` (the serving loop without its sockets)
+/// around the real machine, with the real log for a single broker, or the real
+/// ``ClusterDriver`` (its echo filter included) on a ``SimulatedStore`` for a broker of a cluster.
+/// What it sends (replies, publications, transactions for etcd) lands in order in its outbox,
+/// which the simulation carries over its network.
 final class SimulatedBroker {
-  private var machine: BrokerMachine
-  private let log: BrokerLog?
-  private var actions: [BrokerMachine.Action] = []
+  /// What the broker sent, in order.
+  enum Sent {
+    case reply(peer: Data, BrokerMessage)
+    case publish(BrokerMessage)
+    case commit(EtcdCommit)
+  }
+
+  /// Where the broker's transport and its store put what it sends.
+  final class Outbox: BrokerTransport {
+    var sent: [Sent] = []
+    /// A message that does not decode as it was encoded.
+    var undecodable: String?
+
+    func reply(_ frames: [Data], to peer: Data) -> Bool {
+      do {
+        sent.append(.reply(peer: peer, try BrokerMessage(frames: frames)))
+      } catch {
+        undecodable = "a reply: \(error)"
+      }
+      return true
+    }
+
+    func publish(_ frames: [Data]) -> Bool {
+      do {
+        sent.append(.publish(try BrokerMessage(published: frames)))
+      } catch {
+        undecodable = "a publication: \(error)"
+      }
+      return true
+    }
+
+    func take() -> [Sent] {
+      defer { sent = [] }
+      return sent
+    }
+  }
+
+  /// A broker's view of the simulated etcd, as its driver reaches it: transactions go to the
+  /// outbox, and the simulation queues the events that come back.
+  final class SimulatedStore: BrokerCluster, @unchecked Sendable {
+    let instance: String
+    private let outbox: Outbox
+    private let loaded: [String: BrokerClusterRecord]
+    var events: [BrokerClusterEvent] = []
+
+    init(instance: String, records: [String: BrokerClusterRecord], outbox: Outbox) {
+      self.instance = instance
+      loaded = records
+      self.outbox = outbox
+    }
+
+    func setWake(_ wake: @escaping @Sendable () -> Void) {}
+    func loadAll() throws -> [String: BrokerClusterRecord] { loaded }
+    func close() {}
+
+    func commit(key: String, record: Data?, expecting revision: Int64, id: UInt64) {
+      outbox.sent.append(.commit(EtcdCommit(key: key, record: record, revision: revision, id: id)))
+    }
+
+    func takeEvents() -> [BrokerClusterEvent] {
+      defer { events = [] }
+      return events
+    }
+  }
+
+  private let core: BrokerCore
+  private let outbox = Outbox()
+  private let store: SimulatedStore?
   /// Which run of its slot this is: answers meant for an earlier run are not delivered.
   let run: Int
   /// Where this broker's watch of the cluster resumes.
   var watchNext: Int64 = 1
   /// Whether a tick is scheduled.
   var tickScheduled = false
-  /// Each key's record last sent to be stored, until the watch brings it back.
-  private var unechoed: [String: ClusterRecord] = [:]
 
   /// A single broker.
   ///
   /// - Parameter directory: The data directory, or `nil` for a broker in memory.
   init(instance: String, directory: URL?, configuration: BrokerConfiguration, run: Int) throws {
     let log = try BrokerLog(directory: directory)
-    self.log = log
     self.run = run
-    machine = BrokerMachine(
-      instance: instance, run: instance, backend: .log, configuration: configuration,
-      publisherEndpoint: "inproc://simulated-publisher", entries: log.loaded, now: .zero)
+    store = nil
+    core = BrokerCore(
+      machine: BrokerMachine(
+        instance: instance, run: instance, backend: .log, configuration: configuration,
+        publisherEndpoint: "inproc://simulated-publisher", entries: log.loaded, now: .zero),
+      backend: .log(log), transport: outbox, counted: { _ in }, report: { _ in })
   }
 
   /// A broker of the cluster whose store is `etcd`, starting from what it holds now, at
@@ -35,84 +102,45 @@ final class SimulatedBroker {
   init(
     cluster etcd: SimulatedEtcd, configuration: BrokerConfiguration, run: Int, name: String,
     startedAt: Int64
-  ) {
-    log = nil
+  ) throws {
     self.run = run
     watchNext = etcd.revision + 1
-    machine = BrokerMachine(
-      instance: etcd.instance, run: name, backend: .cluster, configuration: configuration,
-      publisherEndpoint: "inproc://simulated-publisher", records: etcd.records, now: .zero,
-      startedAt: startedAt)
+    let store = SimulatedStore(instance: etcd.instance, records: etcd.records, outbox: outbox)
+    self.store = store
+    let driver = ClusterDriver(cluster: store)
+    core = BrokerCore(
+      machine: BrokerMachine(
+        instance: etcd.instance, run: name, backend: .cluster, configuration: configuration,
+        publisherEndpoint: "inproc://simulated-publisher", records: try driver.loadAll(),
+        now: .zero, startedAt: startedAt),
+      backend: .cluster(driver), transport: outbox, counted: { _ in }, report: { _ in })
   }
 
-  var instance: String { machine.instance }
-  var entries: [String: BrokerEntry] { machine.entries }
+  var instance: String { core.machine.instance }
+  var entries: [String: BrokerEntry] { core.machine.entries }
   /// Whether a commit waits to be sent again at a tick.
-  var hasRetries: Bool { !machine.retries.isEmpty }
+  var hasRetries: Bool { !core.machine.retries.isEmpty }
   /// Whether no commit is out or waits to be sent again.
-  var isIdle: Bool { machine.flights.isEmpty && machine.retries.isEmpty }
+  var isIdle: Bool { core.machine.flights.isEmpty && core.machine.retries.isEmpty }
+  /// What the outbox could not decode, if anything.
+  var undecodable: String? { outbox.undecodable }
 
-  /// What one request makes the broker send, in order: replies, publications and commits.
-  func receive(_ frames: [Data], from peer: Data, at now: Duration) -> [BrokerMachine.Action] {
-    machine.receive(frames, from: peer, at: now, into: &actions)
-    return carryOut()
+  /// What one request makes the broker send, in order.
+  func receive(_ frames: [Data], from peer: Data, at now: Duration) -> [Sent] {
+    core.receive(frames[...], from: peer, at: now)
+    return outbox.take()
   }
 
-  /// What a commit's outcome makes the broker send.
-  func committed(_ token: UInt64, _ outcome: BrokerMachine.CommitOutcome) -> [BrokerMachine.Action]
-  {
-    machine.committed(token, outcome, into: &actions)
-    return carryOut()
-  }
-
-  /// What the watch's changes make the broker send. As etcd's store and the cluster driver do,
-  /// its own commits, echoed, are left out: by their record when the watch follows the history
-  /// (`leavingOutEchoes`), then by their revision.
-  func watched(
-    _ changes: [(key: String, stored: StoredRecord)], leavingOutEchoes: Bool
-  ) -> [BrokerMachine.Action] {
-    let changes = changes.filter { change in
-      if leavingOutEchoes, unechoed[change.key] == change.stored.record {
-        unechoed[change.key] = nil
-        return false
-      }
-      return change.stored.revision > machine.revision(of: change.key)
-    }
-    machine.watched(changes, into: &actions)
-    return carryOut()
+  /// What the store's event makes the broker send.
+  func stored(_ event: BrokerClusterEvent) -> [Sent] {
+    store?.events.append(event)
+    core.takeStoreEvents()
+    return outbox.take()
   }
 
   /// What the time makes the broker send.
-  func tick(at now: Duration) -> [BrokerMachine.Action] {
-    machine.tick(at: now, into: &actions)
-    return carryOut()
-  }
-
-  func setAvailable(_ available: Bool) {
-    machine.setAvailable(available)
-  }
-
-  private func carryOut() -> [BrokerMachine.Action] {
-    var sent: [BrokerMachine.Action] = []
-    var next = 0
-    while next < actions.count {
-      let action = actions[next]
-      next += 1
-      switch action {
-      case .reply, .publish:
-        sent.append(action)
-      case .commit(let commit):
-        guard let log else {
-          if let record = commit.record { unechoed[commit.key] = record }
-          sent.append(action)
-          continue
-        }
-        machine.committed(commit.token, log.commit(commit), into: &actions)
-      case .report:
-        break
-      }
-    }
-    actions.removeAll(keepingCapacity: true)
-    return sent
+  func tick(at now: Duration) -> [Sent] {
+    core.tick(at: now)
+    return outbox.take()
   }
 }

@@ -64,9 +64,9 @@ final class Simulation {
     case subscriptionTakesEffect(client: Int, epoch: Int)
     case fault
     case brokerStarts(broker: Int, withData: Bool, cutLog: Bool)
-    case etcdReceives(broker: Int, run: Int, BrokerMachine.Commit)
-    case committed(broker: Int, run: Int, token: UInt64, BrokerMachine.CommitOutcome)
-    case applyLate(BrokerMachine.Commit)
+    case etcdReceives(broker: Int, run: Int, EtcdCommit)
+    case committed(broker: Int, run: Int, id: UInt64, Result<BrokerClusterCommit, any Error>)
+    case applyLate(EtcdCommit)
     case watch(broker: Int, run: Int)
     case brokerTick(broker: Int, run: Int)
     case etcdReachable(broker: Int, run: Int)
@@ -309,10 +309,10 @@ final class Simulation {
       try declareLosses()
     case .etcdReceives(let number, let run, let commit):
       try etcdReceives(commit, from: number, run: run)
-    case .committed(let number, let run, let token, let outcome):
+    case .committed(let number, let run, let id, let result):
       guard let broker = brokers[number], broker.run == run else { return }
-      note { "broker\(number) ← etcd: \(token) \(outcome)" }
-      try carryOut(broker.committed(token, outcome), from: number)
+      note { "broker\(number) ← etcd: \(id) \(result)" }
+      try carryOut(broker.stored(.committed(id: id, result)), from: number)
     case .applyLate(let commit):
       note { "etcd applies a late transaction on \(commit.key)" }
       _ = try applyToEtcd(commit)
@@ -321,7 +321,7 @@ final class Simulation {
       let (changes, next, history) = etcd.changes(from: broker.watchNext)
       broker.watchNext = next
       guard !changes.isEmpty else { return }
-      try carryOut(broker.watched(changes, leavingOutEchoes: history), from: number)
+      try carryOut(broker.stored(.changed(changes, followsHistory: history)), from: number)
     case .brokerTick(let number, let run):
       guard let broker = brokers[number], broker.run == run else { return }
       broker.tickScheduled = false
@@ -331,7 +331,7 @@ final class Simulation {
         return
       }
       note { "broker\(number) reaches etcd again" }
-      broker.setAvailable(true)
+      try carryOut(broker.stored(.availability(true)), from: number)
     case .spawn:
       pendingSpawns -= 1
       spawn()
@@ -456,7 +456,10 @@ final class Simulation {
 
   /// Carries out what broker `number` sends: replies to its connections, publications to its
   /// subscribers, and commits to etcd.
-  private func carryOut(_ actions: [BrokerMachine.Action], from number: Int) throws {
+  private func carryOut(_ actions: [SimulatedBroker.Sent], from number: Int) throws {
+    if let undecodable = brokers[number]?.undecodable {
+      throw failure("broker\(number) sent \(undecodable)")
+    }
     for action in actions {
       switch action {
       case .reply(let peer, let message):
@@ -483,9 +486,7 @@ final class Simulation {
         }
       case .commit(let commit):
         if settledAt != nil { commitsAfterSettling += 1 }
-        try send(commit, from: number)
-      case .report:
-        break
+        send(commit, from: number)
       }
     }
     guard let broker = brokers[number], broker.hasRetries, !broker.tickScheduled else { return }
@@ -495,63 +496,57 @@ final class Simulation {
 
   // MARK: - etcd
 
-  /// A broker's commit to etcd: refused at once while the broker knows it is cut off (the
-  /// driver sends nothing then), otherwise on its way.
-  private func send(_ commit: BrokerMachine.Commit, from number: Int) throws {
+  /// A broker's transaction on its way to etcd (its driver sends none while it knows it is
+  /// cut off).
+  private func send(_ commit: EtcdCommit, from number: Int) {
     guard let broker = brokers[number] else { return }
-    if now < cutFromEtcd[number] {
-      schedule(
-        after: .zero,
-        .committed(
-          broker: number, run: broker.run, token: commit.token,
-          .refused("the shared store (etcd) is unreachable")))
-      return
-    }
     schedule(after: delay(), .etcdReceives(broker: number, run: broker.run, commit))
   }
 
   /// A transaction reaches etcd: it waits for an election, and while the faults last its answer
   /// may be lost (after it applied, or before it applies late), or come from the etcd client's
   /// retry on another member, which finds the first one's put.
-  private func etcdReceives(_ commit: BrokerMachine.Commit, from number: Int, run: Int) throws {
+  private func etcdReceives(_ commit: EtcdCommit, from number: Int, run: Int) throws {
     if now < electionUntil {
       return schedule(at: electionUntil + delay(), .etcdReceives(broker: number, run: run, commit))
     }
-    func answer(after time: Duration, _ outcome: BrokerMachine.CommitOutcome) {
-      schedule(after: time, .committed(broker: number, run: run, token: commit.token, outcome))
+    func answer(after time: Duration, _ outcome: Result<BrokerClusterCommit, any Error>) {
+      schedule(after: time, .committed(broker: number, run: run, id: commit.id, outcome))
     }
     if now < cutFromEtcd[number] {
       // Sent before the broker knew: the quorum may or may not have it.
       if random.chance(0.5) { _ = try applyToEtcd(commit) }
-      return answer(after: Self.etcdTimeout, .unanswered("cut off from etcd"))
+      return answer(after: Self.etcdTimeout, .failure(EtcdUnanswered(description: "cut off")))
     }
     switch disturbing ? Int.random(in: 0..<20, using: &random) : 20 {
     case 0:
       _ = try applyToEtcd(commit)
-      answer(after: Self.etcdTimeout, .unanswered("the answer was lost"))
+      answer(after: Self.etcdTimeout, .failure(EtcdUnanswered(description: "answer lost")))
     case 1:
       schedule(after: random.duration(.zero, .seconds(3)), .applyLate(commit))
-      answer(after: Self.etcdTimeout, .unanswered("no answer in time"))
+      answer(after: Self.etcdTimeout, .failure(EtcdUnanswered(description: "no answer in time")))
     case 2:
       let outcome = try applyToEtcd(commit)
       if case .stored = outcome, commit.record != nil {
-        answer(after: delay(), .changed(etcd!.records[commit.key]))
+        answer(after: delay(), .success(.changed(etcd!.records[commit.key])))
       } else {
-        answer(after: delay(), outcome)
+        answer(after: delay(), .success(outcome))
       }
     default:
-      answer(after: delay(), try applyToEtcd(commit))
+      answer(after: delay(), .success(try applyToEtcd(commit)))
     }
   }
 
   /// Applies a transaction; a put is checked, and every broker's watch hears of it.
-  private func applyToEtcd(_ commit: BrokerMachine.Commit) throws -> BrokerMachine.CommitOutcome {
-    // Stored as etcd stores it: the bytes a broker encodes must read back as the record.
-    if let record = commit.record, (try? ClusterRecord(decoding: record.encoded())) != record {
-      throw failure("\(commit.key)'s record does not read back as it was written: \(record)")
+  private func applyToEtcd(_ commit: EtcdCommit) throws -> BrokerClusterCommit {
+    let outcome: BrokerClusterCommit
+    do {
+      outcome = try etcd!.apply(commit)
+    } catch {
+      throw failure("\(commit.key)'s record does not read back as a broker's record: \(error)")
     }
-    let outcome = etcd!.apply(commit)
-    guard case .stored = outcome, let record = commit.record else { return outcome }
+    guard case .stored = outcome, commit.record != nil, let record = etcd!.decoded[commit.key]
+    else { return outcome }
     try checkBrokerValue(commit.key, record.entry.value)
     for (number, broker) in brokers.enumerated() {
       guard let broker else { continue }
@@ -564,13 +559,13 @@ final class Simulation {
     brokerRun += 1
     brokerStarted[number] = now
     if let etcd {
-      let broker = SimulatedBroker(
+      let broker = try SimulatedBroker(
         cluster: etcd,
         configuration: BrokerConfiguration(
           clientTimeout: clusterClientTimeout, seedWindow: Self.seedWindow),
         run: brokerRun, name: "broker\(number)-run\(brokerRun)", startedAt: now.milliseconds)
-      broker.setAvailable(now >= cutFromEtcd[number])
       brokers[number] = broker
+      try carryOut(broker.stored(.availability(now >= cutFromEtcd[number])), from: number)
       note { "broker\(number) starts from etcd" }
       return
     }
@@ -695,7 +690,7 @@ final class Simulation {
       guard let broker = brokers[number] else { return }
       cutFromEtcd[number] = now + random.duration(.milliseconds(300), .seconds(3))
       note { "fault: broker\(number) cut from etcd until \(cutFromEtcd[number])" }
-      broker.setAvailable(false)
+      try carryOut(broker.stored(.availability(false)), from: number)
       schedule(at: cutFromEtcd[number], .etcdReachable(broker: number, run: broker.run))
     case 12:
       note { "fault: etcd compacts its history" }
@@ -776,7 +771,9 @@ final class Simulation {
       electionUntil = min(electionUntil, now)
       for number in brokers.indices {
         cutFromEtcd[number] = min(cutFromEtcd[number], now)
-        brokers[number]?.setAvailable(true)
+        if let broker = brokers[number] {
+          try carryOut(broker.stored(.availability(true)), from: number)
+        }
         guard brokers[number] == nil else { continue }
         try startBroker(number, withData: usesData, cutLog: false)
         try declareLosses()
@@ -899,7 +896,7 @@ final class Simulation {
 
   /// The keys as the world holds them: the single broker's, or etcd's.
   private var authoritative: [String: BrokerEntry] {
-    etcd.map { $0.records.mapValues(\.record.entry) } ?? brokers[0]?.entries ?? [:]
+    etcd.map { $0.decoded.mapValues(\.entry) } ?? brokers[0]?.entries ?? [:]
   }
 
   /// The instance clients must end up talking to: the single broker's, or the cluster's.

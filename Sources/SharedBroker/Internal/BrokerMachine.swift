@@ -47,6 +47,16 @@ struct BrokerMachine {
     case unanswered(String)
   }
 
+  /// What a cluster's store said, as its driver hands it over.
+  enum StoreEvent {
+    /// A commit's outcome.
+    case committed(UInt64, CommitOutcome)
+    /// Records other brokers stored, in the store's order.
+    case watched([(key: String, stored: StoredRecord)])
+    /// Whether the store answers.
+    case available(Bool)
+  }
+
   /// Where the keys live.
   enum Backend {
     /// The broker's own log: commits are answered at once and never conflict.
@@ -297,7 +307,9 @@ struct BrokerMachine {
   mutating func watched(
     _ changes: [(key: String, stored: StoredRecord)], into actions: inout [Action]
   ) {
-    for change in changes {
+    // Changes at or below a key's revision are already taken: the broker's own commits,
+    // echoed, or a history read again.
+    for change in changes where change.stored.revision > revision(of: change.key) {
       let waiting = keys.index(forKey: change.key).map { index in
         Self.inPlace(&keys.values[index]) { state in
           guard state.flight != nil else { return false }

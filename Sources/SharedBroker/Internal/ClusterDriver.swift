@@ -1,18 +1,20 @@
 import Foundation
-import Synchronization
 
-/// Carries the broker machine's commits to a cluster's shared store, and hands back their
-/// outcomes and the watched changes on the broker's thread: answers arrive on the store's
-/// threads, wait here, and wake the broker.
-final class ClusterDriver: Sendable {
+/// Carries the broker machine's commits to a cluster's shared store, and turns the store's
+/// events into the machine's inputs, on the broker's thread: outcomes, the changes other brokers
+/// made (decoded, the broker's own echoes left out), and the store's availability. The real
+/// broker and the simulation in the tests drive the same driver.
+final class ClusterDriver {
   let cluster: any BrokerCluster
-  private let outcomes = Mutex<[(token: UInt64, outcome: BrokerMachine.CommitOutcome)]>([])
-  private let wake: @Sendable () -> Void
+  /// Whether the store answered lately, as its last availability event said.
+  private(set) var isAvailable = true
+  /// Each key's record last sent to be stored, until the watch brings it back: the commit's
+  /// answer, or the same commit sent again, tells the machine of it, so its echo is left out
+  /// (the machine would otherwise decode the broker's own record once more per write).
+  private var unechoed: [String: Data] = [:]
 
-  init(cluster: any BrokerCluster, wake: @escaping @Sendable () -> Void) {
+  init(cluster: any BrokerCluster) {
     self.cluster = cluster
-    self.wake = wake
-    cluster.setOnChange(wake)
   }
 
   /// Every key's record, decoded (records that do not decode are left out).
@@ -20,46 +22,50 @@ final class ClusterDriver: Sendable {
     try cluster.loadAll().compactMapValues(Self.decode)
   }
 
-  /// Sends a commit; its outcome comes back through ``takeOutcomes()``, or at once when the
-  /// store is known to be unreachable (nothing is sent then).
+  /// Sends a commit; its outcome comes back as an event, or at once when the store is known to
+  /// be unreachable (nothing is sent then).
   func commit(_ commit: BrokerMachine.Commit) -> BrokerMachine.CommitOutcome? {
-    guard cluster.isAvailable else { return .refused("the shared store (etcd) is unreachable") }
+    guard isAvailable else { return .refused("the shared store (etcd) is unreachable") }
     let data = commit.record?.encoded()
-    let token = commit.token
-    cluster.commit(key: commit.key, record: data, expecting: commit.revision) { [self] result in
-      let outcome: BrokerMachine.CommitOutcome
-      switch result {
-      case .success(.stored(let revision)): outcome = .stored(revision: revision)
-      case .success(.changed(nil)): outcome = .changed(nil)
-      case .success(.changed(let current?)):
-        if let stored = Self.decode(current) {
-          outcome = .changed(stored)
-        } else {
-          outcome = .refused("the key's stored record is not one a broker wrote")
-        }
-      case .failure(let error): outcome = .unanswered("\(error)")
-      }
-      outcomes.withLock { $0.append((token, outcome)) }
-      wake()
-    }
+    if let data { unechoed[commit.key] = data }
+    cluster.commit(key: commit.key, record: data, expecting: commit.revision, id: commit.token)
     return nil
   }
 
-  /// The outcomes that arrived since the last call.
-  func takeOutcomes() -> [(token: UInt64, outcome: BrokerMachine.CommitOutcome)] {
-    outcomes.withLock { outcomes in
-      defer { outcomes = [] }
-      return outcomes
+  /// What the store's events since the last call mean to the machine, in their order.
+  func takeEvents() -> [BrokerMachine.StoreEvent] {
+    cluster.takeEvents().compactMap { event in
+      switch event {
+      case .committed(let token, let result):
+        return .committed(token, Self.outcome(result))
+      case .changed(let changes, let followsHistory):
+        let stored = changes.compactMap { change -> (key: String, stored: StoredRecord)? in
+          if followsHistory, unechoed[change.key] == change.record.data {
+            unechoed[change.key] = nil
+            return nil
+          }
+          return Self.decode(change.record).map { (change.key, $0) }
+        }
+        return stored.isEmpty ? nil : .watched(stored)
+      case .availability(let available):
+        isAvailable = available
+        return .available(available)
+      }
     }
   }
 
-  /// What other brokers stored since the last call, decoded; changes at or below the revision
-  /// `known` gives for their key (the broker's own commits, echoed by the watch) are dropped
-  /// without decoding.
-  func takeChanges(known: (String) -> Int64) -> [(key: String, stored: StoredRecord)] {
-    cluster.takeChanges().compactMap { change in
-      guard change.record.revision > known(change.key) else { return nil }
-      return Self.decode(change.record).map { (change.key, $0) }
+  private static func outcome(_ result: Result<BrokerClusterCommit, any Error>)
+    -> BrokerMachine.CommitOutcome
+  {
+    switch result {
+    case .success(.stored(let revision)): return .stored(revision: revision)
+    case .success(.changed(nil)): return .changed(nil)
+    case .success(.changed(let current?)):
+      guard let stored = decode(current) else {
+        return .refused("the key's stored record is not one a broker wrote")
+      }
+      return .changed(stored)
+    case .failure(let error): return .unanswered("\(error)")
     }
   }
 

@@ -1,0 +1,127 @@
+import Foundation
+
+/// The broker's serving loop without its sockets: it feeds the ``BrokerMachine`` a request, the
+/// time or the store's events, and carries out the actions that come out (replies and
+/// publications through a ``BrokerTransport``, commits to the log, which answers at once, or to
+/// a cluster's store through the ``ClusterDriver``) until none is left. The broker's thread
+/// drives it with ZeroMQ sockets; the simulation in the tests drives the same code with its own
+/// network and etcd.
+final class BrokerCore {
+  /// Where the broker's keys are stored.
+  enum Backend {
+    case log(BrokerLog)
+    case cluster(ClusterDriver)
+  }
+
+  private(set) var machine: BrokerMachine
+  let backend: Backend
+  private let transport: any BrokerTransport
+  /// Hears the statistics whenever they may have changed, before anything goes out: whoever
+  /// hears of a request may ask for them next.
+  private let counted: (BrokerStatistics) -> Void
+  /// Hears what is worth a log line.
+  private let report: (BrokerMachine.Report) -> Void
+  /// Kept to reuse its storage.
+  private var actions: [BrokerMachine.Action] = []
+
+  init(
+    machine: BrokerMachine, backend: Backend, transport: any BrokerTransport,
+    counted: @escaping (BrokerStatistics) -> Void,
+    report: @escaping (BrokerMachine.Report) -> Void
+  ) {
+    self.machine = machine
+    self.backend = backend
+    self.transport = transport
+    self.counted = counted
+    self.report = report
+    actions.reserveCapacity(16)
+    counted(machine.statistics)
+  }
+
+  /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`.
+  func receive(_ frames: ArraySlice<Data>, from peer: Data, at now: Duration) {
+    machine.statistics.bytesReceived += frames.byteCount
+    machine.receive(frames, from: peer, at: now, into: &actions)
+    perform()
+  }
+
+  /// The time passed: silent clients are forgotten, unanswered commits sent again.
+  func tick(at now: Duration) {
+    let forgotten = machine.statistics.forgottenClients
+    machine.tick(at: now, into: &actions)
+    guard !actions.isEmpty || machine.statistics.forgottenClients != forgotten else { return }
+    perform()
+  }
+
+  /// Takes what the cluster's store said since the last call, in its order; each event's
+  /// answers go out before the next is taken.
+  func takeStoreEvents() {
+    guard case .cluster(let driver) = backend else { return }
+    for event in driver.takeEvents() {
+      switch event {
+      case .committed(let token, let outcome):
+        machine.committed(token, outcome, into: &actions)
+      case .watched(let changes):
+        machine.watched(changes, into: &actions)
+      case .available(let available):
+        machine.setAvailable(available)
+      }
+      perform()
+    }
+  }
+
+  /// Changes the machine from outside the protocol (a denied client, a connection counted).
+  func update(_ body: (inout BrokerMachine) -> Void) {
+    body(&machine)
+    counted(machine.statistics)
+  }
+
+  /// Carries out the actions, and those that the log's answers make.
+  private func perform() {
+    counted(machine.statistics)
+    var next = 0
+    while next < actions.count {
+      let action = actions[next]
+      next += 1
+      switch action {
+      case .reply(let peer, let message):
+        let frames = message.frames
+        if transport.reply(frames, to: peer) {
+          machine.statistics.bytesSent += frames.byteCount
+        } else {
+          machine.statistics.answersDropped += 1
+        }
+      case .publish(let message):
+        let frames = message.frames
+        if transport.publish(frames) { machine.statistics.bytesSent += frames.byteCount }
+      case .commit(let commit):
+        switch backend {
+        case .log(let log):
+          machine.committed(commit.token, log.commit(commit), into: &actions)
+        case .cluster(let driver):
+          guard let outcome = driver.commit(commit) else { continue }
+          machine.committed(commit.token, outcome, into: &actions)
+        }
+        // Counted before the answers go out.
+        counted(machine.statistics)
+      case .report(let report):
+        self.report(report)
+      }
+    }
+    actions.removeAll(keepingCapacity: true)
+  }
+}
+
+/// What the ``BrokerCore`` needs of the sockets: the broker thread's ROUTER and PUB, or the
+/// simulation's network in the tests.
+protocol BrokerTransport {
+  /// Sends a reply to the connection `peer`; `false` when it could not be queued.
+  func reply(_ frames: [Data], to peer: Data) -> Bool
+  /// Publishes a message to the subscribers of its topic; `false` when it could not be queued.
+  func publish(_ frames: [Data]) -> Bool
+}
+
+extension Collection<Data> {
+  /// The bytes of a message's frames.
+  var byteCount: Int { reduce(0) { $0 + $1.count } }
+}
