@@ -41,6 +41,8 @@ final class SimulatedClient {
   var clockOffset = Duration.zero
   /// Every mutation's tag, per key, in order; the first `count - unconfirmed` are confirmed.
   var tags: [[String]]
+  /// A wake-up the storage asked for is scheduled and its turn has not run yet.
+  var wakePending = false
   /// When the client's loop next wakes, as a generation that later schedules replace.
   var wakeGeneration = 0
   /// Turns taken at the current instant, to catch a loop that spins.

@@ -22,7 +22,8 @@ import TestSupport
 ///
 /// Checked as it runs: no value the broker holds counts a mutation twice; no client has more
 /// writes in flight than its window; the clients send at most 10 requests other than heartbeats
-/// per mutation and 200 per fault (a resend loop would not stop); no client's loop turns forever at one instant; at a
+/// per mutation and 200 per fault (a resend loop would not stop); no client's loop turns forever at one instant; every
+/// mutation leaves its client's I/O thread woken, or with a wake-up on its way; at a
 /// restart, every write confirmed to a live client survives (a dead client's may be lost when
 /// no live copy holds it, as PROTOCOL.md says). Checked at the end: every live client converges
 /// to the broker's value within a bound once the faults stop, with every confirmed mutation in
@@ -264,9 +265,12 @@ final class Simulation {
       // The storage wakes the I/O thread when it was not woken already; its turn sends it.
       if client.takeWakeRequest() {
         client.wakeGeneration += 1
+        client.wakePending = true
         schedule(
           after: random.duration(.microseconds(5), .microseconds(200)),
           .wake(client: index, generation: client.wakeGeneration))
+      } else if !client.wakePending {
+        throw failure("\(client.id)'s mutation \(tag) left its I/O thread asleep: \(state())")
       }
     case .dealerConnects(let index):
       let client = clients[index]
@@ -353,6 +357,7 @@ final class Simulation {
     clients.append(client)
     // The first turn takes the new keys: the loop starts with one.
     _ = client.takeWakeRequest()
+    client.wakePending = true
     note { "\(id.prefix(4)) starts" }
     schedule(
       after: random.duration(.microseconds(10), .milliseconds(5)), .dealerConnects(client: index))
@@ -384,6 +389,7 @@ final class Simulation {
       client.turnsNow = 0
     }
     let at = instant(client)
+    client.wakePending = false
     client.storage.handle(.turn, at: at, via: transport(client))
     try scheduleWake(client)
     for (key, machine) in client.machine.keys.enumerated() where machine.isSynced {
