@@ -21,6 +21,9 @@ public protocol BrokerCluster: AnyObject, Sendable {
   /// checks that it is. Its outcome comes as ``BrokerClusterEvent/committed(id:_:)`` with the same
   /// `id`.
   func commit(key: String, record: Data?, expecting revision: Int64, id: UInt64)
+  /// Stores `record` for `key` whatever the key holds; nothing comes back (the broker puts the
+  /// same key again later).
+  func put(key: String, record: Data)
   /// The events since the last call, in the order they happened.
   func takeEvents() -> [BrokerClusterEvent]
   /// Stops watching.

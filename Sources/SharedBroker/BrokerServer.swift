@@ -113,13 +113,14 @@ public final class BrokerServer: Service, Sendable {
     let machine: BrokerMachine
     let placeholder = "inproc://unbound"
     if let cluster {
-      let driver = ClusterDriver(cluster: cluster)
+      let driver = ClusterDriver(cluster: cluster, run: instance)
       cluster.setWake { [wake] in wake.signal() }
       do {
+        let loaded = try driver.loadAll()
         machine = BrokerMachine(
           instance: cluster.instance, run: instance, backend: .cluster,
           configuration: configuration, publisherEndpoint: placeholder,
-          records: try driver.loadAll(), now: elapsed(),
+          records: loaded.records, heard: loaded.heard, now: elapsed(),
           startedAt: Int64(Date().timeIntervalSince1970 * 1_000) - elapsed().milliseconds)
       } catch {
         throw BrokerStartError.cluster(error)

@@ -17,11 +17,14 @@ import Testing
 
     init(_ cluster: FakeCluster, clientTimeout: Duration = .seconds(3600)) throws {
       self.cluster = cluster
-      let driver = ClusterDriver(cluster: cluster)
+      let run = "run-\(UUID().uuidString.prefix(8))"
+      let driver = ClusterDriver(cluster: cluster, run: run)
+      let loaded = try driver.loadAll()
       let machine = BrokerMachine(
-        instance: cluster.instance, run: "run-\(UUID().uuidString.prefix(8))", backend: .cluster,
+        instance: cluster.instance, run: run, backend: .cluster,
         configuration: BrokerConfiguration(clientTimeout: clientTimeout, seedWindow: .zero),
-        publisherEndpoint: "inproc://published", records: try driver.loadAll(), now: .zero)
+        publisherEndpoint: "inproc://published", records: loaded.records, heard: loaded.heard,
+        now: .zero)
       core = BrokerCore(
         machine: machine, backend: .cluster(driver), transport: transport, counted: { _ in },
         report: { _ in })
@@ -233,10 +236,44 @@ import Testing
       _ = broker.wait(.seconds(1))
     }
     let entry = try #require(cluster.stored("k")?.entry)
-    // The writers of the last 60 seconds, the last one included.
-    #expect(entry.lastWrites.count == 61)
+    // The writers of the last 75 seconds (the timeout, and the quarter of it a hearing may wait
+    // to be recorded), the last one included.
+    #expect(entry.lastWrites.count == 76)
     #expect(Set(entry.written?.keys ?? [:].keys) == Set(entry.lastWrites.keys))
     #expect(entry.recent?.allSatisfy { entry.lastWrites[$0.client] != nil } == true)
+  }
+
+  /// A client that went on talking to another broker of the cluster keeps its records in every
+  /// key it wrote, however long ago it wrote them; once no broker has heard it for the timeout
+  /// (and the quarter of it a hearing may wait to be recorded), they go.
+  @Test func aClientHeardByAnotherBrokerKeepsItsRecords() throws {
+    let cluster = FakeCluster()
+    let broker = try Broker(cluster, clientTimeout: .seconds(60))
+    func write(_ client: String, _ write: UInt64, base: UInt64) -> BrokerMessage? {
+      broker.send(
+        .write(client: client, write: write, key: "k", base: base, value: Data("\(base + 1)".utf8),
+          after: nil), from: client
+      ).reply
+    }
+    _ = broker.send(.hello(client: "c"), from: "c")
+    _ = broker.send(.hello(client: "d"), from: "d")
+    #expect(write("c", 1, base: 0) == .ack(key: "k", write: 1, version: 1))
+    for _ in 0..<10 {
+      _ = broker.wait(.seconds(15))
+      // Another broker's record of whom it heard, as its watch brings it.
+      cluster.heard(["c": broker.now.milliseconds], by: "other-broker")
+      _ = broker.send(.ping(versions: []), from: "d")
+    }
+    #expect(write("d", 1, base: 1) == .ack(key: "k", write: 1, version: 2))
+    #expect(cluster.stored("k")?.entry.lastWrites["c"] == 1)
+
+    for _ in 0..<6 {
+      _ = broker.wait(.seconds(15))
+      _ = broker.send(.ping(versions: []), from: "d")
+    }
+    #expect(write("d", 2, base: 2) == .ack(key: "k", write: 2, version: 3))
+    #expect(cluster.stored("k")?.entry.lastWrites["c"] == nil)
+    #expect(cluster.stored("k")?.entry.lastWrites["d"] == 2)
   }
 
   /// A connection's answers keep the order of its requests, even when a later request's
@@ -289,10 +326,19 @@ final class FakeCluster: BrokerCluster, @unchecked Sendable {
   private var events: [BrokerClusterEvent] = []
 
   func setWake(_ wake: @escaping @Sendable () -> Void) {}
+  func put(key: String, record: Data) {}
   func loadAll() throws -> [String: BrokerClusterRecord] { records }
   func close() {}
 
   var hasEvents: Bool { !events.isEmpty }
+
+  /// Queues another broker's record of whom it heard from, as the watch would bring it.
+  func heard(_ times: [String: Int64], by run: String) {
+    revision += 1
+    let record = BrokerClusterRecord(
+      data: try! JSONEncoder().encode(times), revision: revision)
+    events.append(.changed([(ClusterDriver.heardPrefix + run, record)], followsHistory: true))
+  }
 
   func takeEvents() -> [BrokerClusterEvent] {
     defer { events = [] }

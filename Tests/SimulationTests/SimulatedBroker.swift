@@ -13,6 +13,8 @@ final class SimulatedBroker {
     case reply(peer: Data, BrokerMessage)
     case publish(BrokerMessage)
     case commit(EtcdCommit)
+    /// An unconditional put (whom the broker heard from).
+    case put(key: String, Data)
   }
 
   /// Where the broker's transport and its store put what it sends.
@@ -63,6 +65,10 @@ final class SimulatedBroker {
     func loadAll() throws -> [String: BrokerClusterRecord] { loaded }
     func close() {}
 
+    func put(key: String, record: Data) {
+      outbox.sent.append(.put(key: key, record))
+    }
+
     func commit(key: String, record: Data?, expecting revision: Int64, id: UInt64) {
       outbox.sent.append(.commit(EtcdCommit(key: key, record: record, revision: revision, id: id)))
     }
@@ -107,12 +113,13 @@ final class SimulatedBroker {
     watchNext = etcd.revision + 1
     let store = SimulatedStore(instance: etcd.instance, records: etcd.records, outbox: outbox)
     self.store = store
-    let driver = ClusterDriver(cluster: store)
+    let driver = ClusterDriver(cluster: store, run: name)
+    let loaded = try driver.loadAll()
     core = BrokerCore(
       machine: BrokerMachine(
         instance: etcd.instance, run: name, backend: .cluster, configuration: configuration,
-        publisherEndpoint: "inproc://simulated-publisher", records: try driver.loadAll(),
-        now: .zero, startedAt: startedAt),
+        publisherEndpoint: "inproc://simulated-publisher", records: loaded.records,
+        heard: loaded.heard, now: .zero, startedAt: startedAt),
       backend: .cluster(driver), transport: outbox, counted: { _ in }, report: { _ in })
   }
 

@@ -50,12 +50,6 @@ final class SimulatedClient {
   var lastTurn = Duration.zero
   /// Requests other than heartbeats sent (`SYNC`, `GET`, `SEED`, `WRITE`).
   var requestsSent = 0
-  /// When each mutation was made, by tag.
-  var mutatedAt: [String: Duration] = [:]
-  /// Per key, when the client last held it in sync, and when it last came back in sync after
-  /// longer out of it than a cluster keeps a writer's record (see `Simulation.excused`).
-  var lastSynced: [Duration]
-  var cameBackAfterTimeout: [Duration]
 
   init(
     index: Int, id: String, keys: [String], heartbeat: Duration, maxWritesInFlight: Int,
@@ -78,8 +72,6 @@ final class SimulatedClient {
       }
     }
     tags = keys.map { _ in [] }
-    lastSynced = keys.map { _ in .zero }
-    cameBackAfterTimeout = keys.map { _ in .zero }
   }
 
   /// The machine as it is now.

@@ -56,6 +56,15 @@ final class SimulatedEtcd {
     return .stored(revision: revision)
   }
 
+  /// An unconditional put, as a broker records whom it heard from.
+  func put(key: String, record: Data) {
+    transactions += 1
+    revision += 1
+    let stored = BrokerClusterRecord(data: record, revision: revision)
+    records[key] = stored
+    history.append((key, stored))
+  }
+
   /// What a watch that has delivered everything before `next` gets now, and where it resumes:
   /// the puts since (`history`), or, when they were compacted away, every key as it is.
   func changes(from next: Int64) -> (

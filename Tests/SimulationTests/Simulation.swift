@@ -47,9 +47,6 @@ final class Simulation {
     var clustered = false
     /// Client records a cluster dropped after the client timeout.
     var expiredRecords = 0
-    /// Mutations applied twice as PROTOCOL.md allows: their writer came back after its record
-    /// expired, holding the write unanswered.
-    var excusedDoubles = 0
     /// Sim time from the end of the faults until every live client held the broker's value.
     var settled = Duration.zero
   }
@@ -68,6 +65,7 @@ final class Simulation {
     case etcdReceives(broker: Int, run: Int, EtcdCommit)
     case committed(broker: Int, run: Int, id: UInt64, Result<BrokerClusterCommit, any Error>)
     case applyLate(EtcdCommit)
+    case etcdPuts(broker: Int, run: Int, key: String, Data)
     case watch(broker: Int, run: Int)
     case brokerTick(broker: Int, run: Int)
     case etcdReachable(broker: Int, run: Int)
@@ -136,8 +134,6 @@ final class Simulation {
   /// How long a cluster keeps the records of a client that stopped writing a key: short, so
   /// that records expire during the run, yet longer than any write waits for its answer or any
   /// client is cut off (PROTOCOL.md: a client away longer may see its write applied twice).
-  /// Tags counted twice under PROTOCOL.md's exception (``excused(_:)``).
-  private var excusedDoubles: Set<String> = []
   private let clusterClientTimeout: Duration
   /// Commits sent once the world had settled.
   private var commitsAfterSettling = 0
@@ -209,7 +205,6 @@ final class Simulation {
     try finalChecks()
     outcome.clustered = etcd != nil
     outcome.expiredRecords = etcd?.expiredRecords ?? 0
-    outcome.excusedDoubles = excusedDoubles.count
     return outcome
   }
 
@@ -258,7 +253,6 @@ final class Simulation {
       let tag = "\(client.index).\(key).\(client.tags[key].count)"
       note { "\(client.id.prefix(4)) mutates \(tag)" }
       client.tags[key].append(tag)
-      client.mutatedAt[tag] = now
       // Through the key's reference, as a user's `withLock` runs.
       client.references[key].withLock { $0.counts[tag, default: 0] += 1 }
       outcome.mutations += 1
@@ -317,6 +311,18 @@ final class Simulation {
       guard let broker = brokers[number], broker.run == run else { return }
       note { "broker\(number) ← etcd: \(id) \(result)" }
       try carryOut(broker.stored(.committed(id: id, result)), from: number)
+    case .etcdPuts(let number, let run, let key, let record):
+      // Waits out an election; lost when the broker is cut from etcd.
+      if now < electionUntil {
+        return schedule(
+          at: electionUntil + delay(), .etcdPuts(broker: number, run: run, key: key, record))
+      }
+      guard now >= cutFromEtcd[number], let etcd else { return }
+      etcd.put(key: key, record: record)
+      for (number, broker) in brokers.enumerated() {
+        guard let broker else { continue }
+        schedule(after: delay(), .watch(broker: number, run: broker.run))
+      }
     case .applyLate(let commit):
       note { "etcd applies a late transaction on \(commit.key)" }
       _ = try applyToEtcd(commit)
@@ -392,12 +398,6 @@ final class Simulation {
     client.wakePending = false
     client.storage.handle(.turn, at: at, via: transport(client))
     try scheduleWake(client)
-    for (key, machine) in client.machine.keys.enumerated() where machine.isSynced {
-      if now - client.lastSynced[key] > clusterClientTimeout {
-        client.cameBackAfterTimeout[key] = now
-      }
-      client.lastSynced[key] = now
-    }
   }
 
   private func scheduleWake(_ client: SimulatedClient) throws {
@@ -493,6 +493,9 @@ final class Simulation {
       case .commit(let commit):
         if settledAt != nil { commitsAfterSettling += 1 }
         send(commit, from: number)
+      case .put(let key, let record):
+        guard let broker = brokers[number] else { continue }
+        schedule(after: delay(), .etcdPuts(broker: number, run: broker.run, key: key, record))
       }
     }
     guard let broker = brokers[number], broker.hasRetries, !broker.tickScheduled else { return }
@@ -712,25 +715,8 @@ final class Simulation {
     guard !value.isEmpty else { return }
     let tally = try QuickJSONDecoder().decode(Tally.self, from: value)
     for (tag, count) in tally.counts where count > 1 {
-      guard count == 2, excused(tag) else {
-        throw failure("the broker's \(key) counts mutation \(tag) \(count) times")
-      }
-      excusedDoubles.insert(tag)
+      throw failure("the broker's \(key) counts mutation \(tag) \(count) times")
     }
-  }
-
-  /// PROTOCOL.md's one exception to "nothing is applied twice", in a cluster: a writer out of
-  /// sync with the key for longer than the client timeout may find its record expired, and
-  /// resend a write that was applied but never answered. A mutation made before its writer came
-  /// back from such a stretch may count twice.
-  private func excused(_ tag: String) -> Bool {
-    let parts = tag.split(separator: ".").compactMap { Int($0) }
-    guard etcd != nil, parts.count == 3, clients.indices.contains(parts[0]) else { return false }
-    let client = clients[parts[0]]
-    guard client.cameBackAfterTimeout.indices.contains(parts[1]),
-      let made = client.mutatedAt[tag]
-    else { return false }
-    return made < client.cameBackAfterTimeout[parts[1]]
   }
 
   /// At a restart: which confirmed mutations can survive it (in the loaded data, or in the
@@ -841,7 +827,7 @@ final class Simulation {
         let confirmed = client.confirmedTags(keyIndex)
         for tag in client.tags[keyIndex] {
           let count = tally.counts[tag] ?? 0
-          if count > 1, count > 2 || !excused(tag) {
+          if count > 1 {
             throw failure("mutation \(tag) is in the final \(key) \(count) times")
           }
           if count == 0, confirmed.contains(tag), !lost.contains(tag) {

@@ -65,6 +65,8 @@ final class BrokerCore {
         machine.watched(changes, into: &actions)
       case .available(let available):
         machine.setAvailable(available)
+      case .heard(let times):
+        machine.heard(times)
       }
       perform()
     }
@@ -106,6 +108,8 @@ final class BrokerCore {
         counted(machine.statistics)
       case .report(let report):
         self.report(report)
+      case .recordHeard(let times):
+        if case .cluster(let driver) = backend { driver.recordHeard(times) }
       }
     }
     actions.removeAll(keepingCapacity: true)

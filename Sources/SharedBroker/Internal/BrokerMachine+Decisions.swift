@@ -137,17 +137,19 @@ extension BrokerMachine {
         answer(snapshot())
       }
     }
-    // A cluster forgets clients that stopped writing, at the next write of the key, since no
-    // broker alone knows whether a client is still alive; a client this broker heard from
-    // counts as writing when it was heard, so a live client's records outlast any outage of
-    // its answers.
+    // A cluster forgets clients that went silent, at the next write of the key: a client that
+    // any broker heard from (this one, or another, as the store's records of whom each broker
+    // heard say) counts as writing when it was heard, so a live client's records outlast any
+    // outage of its answers.
     if backend == .cluster, !batch.changes.isEmpty {
       var times = Dictionary(writers.map { ($0, wallClock) }, uniquingKeysWith: max)
       for client in working?.lastWrites.keys ?? [:].keys where times[client] == nil {
-        if let heard = sessions.lastHeard(client) { times[client] = startedAt + heard.milliseconds }
+        let elsewhere = heardElsewhere[client]
+        let here = sessions.lastHeard(client).map { startedAt + $0.milliseconds }
+        if let heard = here.map({ max($0, elsewhere ?? $0) }) ?? elsewhere { times[client] = heard }
       }
       let stamp = Change.stamped(
-        times, at: wallClock, forgettingBefore: wallClock - clientTimeoutMilliseconds)
+        times, at: wallClock, forgettingBefore: wallClock - clusterRecordLifetime.milliseconds)
       batch.changes.append(stamp)
       Self.apply(stamp, to: &working, seeded: &seeded, instance: instance)
     }

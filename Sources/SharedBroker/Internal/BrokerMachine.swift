@@ -23,6 +23,9 @@ struct BrokerMachine {
     case commit(Commit)
     /// Something for the log.
     case report(Report)
+    /// A cluster's broker records in the store whom it heard from and when (wall-clock
+    /// milliseconds), so that every broker keeps a live client's records.
+    case recordHeard([String: Int64])
   }
 
   /// A batch to store: for the log, the records to append; for a cluster, the key's record to
@@ -55,6 +58,8 @@ struct BrokerMachine {
     case watched([(key: String, stored: StoredRecord)])
     /// Whether the store answers.
     case available(Bool)
+    /// Whom another broker of the cluster heard from, and when (wall-clock milliseconds).
+    case heard([String: Int64])
   }
 
   /// Where the keys live.
@@ -107,6 +112,11 @@ struct BrokerMachine {
   var clientTimeoutMilliseconds: Int64 { sessions.timeout.milliseconds }
   /// Whether the cluster's store answers (always, for the log).
   private(set) var available = true
+  /// In a cluster, when other brokers last heard from each client (wall-clock milliseconds), as
+  /// they record it in the store: a client is alive while any broker hears it.
+  private(set) var heardElsewhere: [String: Int64] = [:]
+  /// When this broker next records whom it heard from.
+  private var nextHeardRecord = Duration.zero
   /// What the broker has counted so far.
   var statistics = BrokerStatistics()
 
@@ -118,8 +128,10 @@ struct BrokerMachine {
   init(
     instance: String, run: String, backend: Backend, configuration: BrokerConfiguration,
     publisherEndpoint: String, entries: [String: BrokerEntry] = [:],
-    records: [String: StoredRecord] = [:], now: Duration, startedAt: Int64 = 0
+    records: [String: StoredRecord] = [:], heard: [String: Int64] = [:], now: Duration,
+    startedAt: Int64 = 0
   ) {
+    heardElsewhere = heard
     self.startedAt = startedAt
     self.instance = instance
     self.run = run
@@ -156,11 +168,31 @@ struct BrokerMachine {
     self.available = available
   }
 
+  /// Learns whom another broker of the cluster heard from, and when.
+  mutating func heard(_ times: [String: Int64]) {
+    heardElsewhere.merge(times, uniquingKeysWith: max)
+  }
+
+  /// How often a cluster's broker records whom it heard from.
+  var heardRecordInterval: Duration { sessions.timeout / 4 }
+
+  /// How long after a client was last heard a cluster keeps its records: the timeout, and the
+  /// interval a hearing may wait to be recorded (or be lost with a broker that died before
+  /// recording it, whose previous record holds the client's hearing before).
+  var clusterRecordLifetime: Duration { sessions.timeout + heardRecordInterval }
+
   /// The time passed: forgets clients silent for longer than the timeout, and sends again the
   /// commits that went unanswered.
   mutating func tick(at now: Duration, into actions: inout [Action]) {
     self.now = now
     forgetSilentClients(at: now, into: &actions)
+    if backend == .cluster, now >= nextHeardRecord {
+      nextHeardRecord = now + heardRecordInterval
+      let cutoff = wallClock - clusterRecordLifetime.milliseconds
+      heardElsewhere = heardElsewhere.filter { $0.value >= cutoff }
+      let heard = sessions.lastHeard().mapValues { startedAt + $0.milliseconds }
+      if !heard.isEmpty { actions.append(.recordHeard(heard)) }
+    }
     guard !retries.isEmpty else { return }
     // In key order, not the dictionary's (which differs between processes): the simulation's
     // runs repeat exactly.

@@ -66,6 +66,12 @@ struct ClientSessions {
     return sessions[client]?.lastHeard
   }
 
+  /// Every known client and when it was last heard from.
+  mutating func lastHeard() -> [String: Duration] {
+    settleLatest()
+    return sessions.mapValues(\.lastHeard)
+  }
+
   /// Starts the clock for clients known only from stored data (after a restart).
   mutating func adopt(_ clients: some Sequence<String>, at now: Duration) {
     for client in clients where sessions[client] == nil {

@@ -6,6 +6,8 @@ import Foundation
 /// broker and the simulation in the tests drive the same driver.
 final class ClusterDriver {
   let cluster: any BrokerCluster
+  /// The store's key where this broker records whom it heard from.
+  private let heardKey: String
   /// Whether the store answered lately, as its last availability event said.
   private(set) var isAvailable = true
   /// Each key's record last sent to be stored, until the watch brings it back: the commit's
@@ -13,13 +15,35 @@ final class ClusterDriver {
   /// (the machine would otherwise decode the broker's own record once more per write).
   private var unechoed: [String: Data] = [:]
 
-  init(cluster: any BrokerCluster) {
+  /// Where the brokers record whom they heard from: no shared key can start with a control
+  /// character, so these never meet one.
+  static let heardPrefix = "\u{1}heard/"
+
+  /// - Parameter run: The broker run this driver serves, naming its record of whom it heard.
+  init(cluster: any BrokerCluster, run: String) {
     self.cluster = cluster
+    heardKey = Self.heardPrefix + run
   }
 
-  /// Every key's record, decoded (records that do not decode are left out).
-  func loadAll() throws -> [String: StoredRecord] {
-    try cluster.loadAll().compactMapValues(Self.decode)
+  /// Every key's record, decoded (records that do not decode are left out), and whom the
+  /// brokers heard from.
+  func loadAll() throws -> (records: [String: StoredRecord], heard: [String: Int64]) {
+    var records: [String: StoredRecord] = [:]
+    var heard: [String: Int64] = [:]
+    for (key, record) in try cluster.loadAll() {
+      if key.hasPrefix(Self.heardPrefix) {
+        heard.merge(Self.decodeHeard(record.data), uniquingKeysWith: max)
+      } else if let stored = Self.decode(record) {
+        records[key] = stored
+      }
+    }
+    return (records, heard)
+  }
+
+  /// Records in the store whom this broker heard from and when, for the other brokers.
+  func recordHeard(_ times: [String: Int64]) {
+    guard isAvailable, let data = try? JSONEncoder().encode(times) else { return }
+    cluster.put(key: heardKey, record: data)
   }
 
   /// Sends a commit; its outcome comes back as an event, or at once when the store is known to
@@ -34,24 +58,33 @@ final class ClusterDriver {
 
   /// What the store's events since the last call mean to the machine, in their order.
   func takeEvents() -> [BrokerMachine.StoreEvent] {
-    cluster.takeEvents().compactMap { event in
+    var events: [BrokerMachine.StoreEvent] = []
+    for event in cluster.takeEvents() {
       switch event {
       case .committed(let token, let result):
-        return .committed(token, Self.outcome(result))
+        events.append(.committed(token, Self.outcome(result)))
       case .changed(let changes, let followsHistory):
-        let stored = changes.compactMap { change -> (key: String, stored: StoredRecord)? in
-          if followsHistory, unechoed[change.key] == change.record.data {
+        var heard: [String: Int64] = [:]
+        var stored: [(key: String, stored: StoredRecord)] = []
+        for change in changes {
+          if change.key.hasPrefix(Self.heardPrefix) {
+            if change.key != heardKey {
+              heard.merge(Self.decodeHeard(change.record.data), uniquingKeysWith: max)
+            }
+          } else if followsHistory, unechoed[change.key] == change.record.data {
             unechoed[change.key] = nil
-            return nil
+          } else if let decoded = Self.decode(change.record) {
+            stored.append((change.key, decoded))
           }
-          return Self.decode(change.record).map { (change.key, $0) }
         }
-        return stored.isEmpty ? nil : .watched(stored)
+        if !heard.isEmpty { events.append(.heard(heard)) }
+        if !stored.isEmpty { events.append(.watched(stored)) }
       case .availability(let available):
         isAvailable = available
-        return .available(available)
+        events.append(.available(available))
       }
     }
+    return events
   }
 
   private static func outcome(_ result: Result<BrokerClusterCommit, any Error>)
@@ -67,6 +100,10 @@ final class ClusterDriver {
       return .changed(stored)
     case .failure(let error): return .unanswered("\(error)")
     }
+  }
+
+  private static func decodeHeard(_ data: Data) -> [String: Int64] {
+    (try? JSONDecoder().decode([String: Int64].self, from: data)) ?? [:]
   }
 
   private static func decode(_ record: BrokerClusterRecord) -> StoredRecord? {
