@@ -43,7 +43,9 @@ let package = Package(
     .library(name: "ComposableTestSupport", targets: ["ComposableTestSupport"]),
     .library(name: "CaseStudies", targets: ["CaseStudies"]),
     .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+    .library(name: "SharedBrokerProtocol", targets: ["SharedBrokerProtocol"]),
     .library(name: "SharedBroker", targets: ["SharedBroker"]),
+    .library(name: "SharedBrokerServer", targets: ["SharedBrokerServer"]),
     .library(name: "SharedBrokerTesting", targets: ["SharedBrokerTesting"]),
     .library(name: "SharedBrokerCluster", targets: ["SharedBrokerCluster"]),
     .executable(name: "broker", targets: ["broker"]),
@@ -140,15 +142,36 @@ let package = Package(
       name: "QuickJSON",
       swiftSettings: settings
     ),
+    // The wire protocol that clients and brokers share: messages, frames, the I/O thread.
+    .target(
+      name: "SharedBrokerProtocol",
+      swiftSettings: settings
+    ),
+    // The client: `.broker` keys and BrokerClient. An app that mirrors values links this, not
+    // the server's metrics and service lifecycle.
     .target(
       name: "SharedBroker",
       dependencies: [
         "QuickJSON",
         "Sharing",
+        "SharedBrokerProtocol",
         "ZeroMQ",
         .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
         .product(name: "Dependencies", package: "swift-dependencies"),
+        .product(name: "DequeModule", package: "swift-collections"),
         .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "OrderedCollections", package: "swift-collections"),
+      ],
+      swiftSettings: settings
+    ),
+    // The broker: BrokerServer around its machine, the log, the cluster driver, metrics.
+    .target(
+      name: "SharedBrokerServer",
+      dependencies: [
+        "QuickJSON",
+        "SharedBrokerProtocol",
+        "ZeroMQ",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Metrics", package: "swift-metrics"),
         .product(name: "OrderedCollections", package: "swift-collections"),
@@ -171,7 +194,7 @@ let package = Package(
       name: "SharedBrokerCluster",
       dependencies: [
         "Etcd",
-        "SharedBroker",
+        "SharedBrokerServer",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "Metrics", package: "swift-metrics"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -180,7 +203,7 @@ let package = Package(
     ),
     .target(
       name: "SharedBrokerTesting",
-      dependencies: ["SharedBroker", "ZeroMQ"],
+      dependencies: ["SharedBroker", "SharedBrokerServer", "ZeroMQ"],
       swiftSettings: settings
     ),
     .target(
@@ -197,6 +220,7 @@ let package = Package(
       dependencies: [
         "CurveCommandLine",
         "SharedBroker",
+        "SharedBrokerServer",
         "SharedBrokerCluster",
         "ZeroMQ",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -287,6 +311,8 @@ let package = Package(
         "QuickJSON",
         "SharedBroker",
         "SharedBrokerCluster",
+        "SharedBrokerProtocol",
+        "SharedBrokerServer",
         "SharedBrokerTesting",
         "TestSupport",
         .product(name: "Clocks", package: "swift-clocks"),
@@ -299,6 +325,8 @@ let package = Package(
       dependencies: [
         "QuickJSON",
         "SharedBroker",
+        "SharedBrokerProtocol",
+        "SharedBrokerServer",
         "TestSupport",
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "Logging", package: "swift-log"),

@@ -26,6 +26,7 @@ let package = Package(
       dependencies: [
         .product(name: "SharedBroker", package: main),
         .product(name: "SharedBrokerCluster", package: main),
+        .product(name: "SharedBrokerServer", package: main),
         .product(name: "Sharing", package: main),
         .product(name: "ZeroMQ", package: main),
         .product(name: "Logging", package: "swift-log"),
@@ -35,6 +36,7 @@ let package = Package(
       name: "callgrind-peer",
       dependencies: [
         .product(name: "SharedBroker", package: main),
+        .product(name: "SharedBrokerServer", package: main),
         .product(name: "Sharing", package: main),
         .product(name: "Logging", package: "swift-log"),
       ]

@@ -42,6 +42,33 @@ grep -q 'aWrongAssertionIsRecorded() passed .* with 1 known issue' "$log" \
   || fail "withKnownIssue did not see the TestStore failure"
 echo "consumer-check: the consumer's tests pass"
 
+# The app that only mirrors a value links the client, not the server's metrics, service
+# lifecycle or NIO.
+app=$("$SWIFT" build --show-bin-path)/tally
+[[ -x $app ]] || fail "the tally app was not built"
+server=$(nm "$app" | grep -cE 'SharedBrokerServer|ServiceLifecycle|CoreMetrics|NIOHTTP1|NIOPosix')
+[[ $server == 0 ]] || fail "the tally app links $server symbols of the server or its dependencies"
+echo "consumer-check: the tally app ($(du -k "$app" | cut -f1) KiB) links no server code"
+
+# And it works: two taps through the project's own broker, on ports the system picks.
+broker=$(cd ../.. && "$SWIFT" build --show-bin-path)/broker
+[[ -x $broker ]] || fail "build the project first: no broker at $broker"
+broker_log=.build/consumer-broker.log
+"$broker" --listen 'tcp://127.0.0.1:*' --publish 'tcp://127.0.0.1:*' > "$broker_log" 2>&1 &
+broker_pid=$!
+trap 'kill $broker_pid 2>/dev/null' EXIT
+router=""
+for _ in $(seq 100); do
+  router=$(grep -o 'router=tcp://[0-9.]*:[0-9]*' "$broker_log" | head -1 | cut -d= -f2)
+  [[ -n $router ]] && break
+  sleep 0.1
+done
+[[ -n $router ]] || fail "the broker did not say where it listens: $(cat "$broker_log")"
+taps=$(for _ in 1 2; do SHARED_BROKER_URL=$router "$app" 2>/dev/null | tail -1; done | tr '\n' ' ')
+[[ $taps == "1 2 " ]] || fail "two tally taps printed '$taps', not '1 2'"
+kill $broker_pid
+echo "consumer-check: the tally app taps through a broker: $taps"
+
 # Run 3.
 run_tests CONSUMER_WRONG_ASSERTIONS=1 && fail "wrong assertions passed"
 for test in wrongAssertionFails unassertedSharedChangeFails; do

@@ -27,6 +27,15 @@ let package = Package(
         .product(name: "SharedBroker", package: sharedMirror),
       ]
     ),
+    // An app that only mirrors a value: it links the client, none of the broker's server.
+    .executableTarget(
+      name: "tally",
+      dependencies: [
+        "Tally",
+        .product(name: "Composable", package: sharedMirror),
+        .product(name: "SharedBroker", package: sharedMirror),
+      ]
+    ),
     .testTarget(
       name: "TallyTests",
       dependencies: [

@@ -3,7 +3,7 @@ public import Foundation
 public import Logging
 import Metrics
 internal import NIOCore
-public import SharedBroker
+public import SharedBrokerServer
 import Synchronization
 
 /// The store that several brokers share through etcd: one etcd key per shared key, holding the

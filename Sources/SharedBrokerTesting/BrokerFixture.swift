@@ -1,6 +1,7 @@
 public import Foundation
 import Logging
 public import SharedBroker
+public import SharedBrokerServer
 import Synchronization
 
 /// A broker running inside the test process, on ephemeral loopback ports, with helpers to make

@@ -7,6 +7,7 @@ import Prometheus
 import ZeroMQ
 import ServiceLifecycle
 import SharedBroker
+import SharedBrokerServer
 import SharedBrokerCluster
 import UnixSignals
 

@@ -1,5 +1,6 @@
 import Foundation
 import SharedBroker
+import SharedBrokerServer
 import SharedBrokerTesting
 import Sharing
 import Testing

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import SharedBroker
+@testable import SharedBrokerProtocol
+@testable import SharedBrokerServer
 
 /// The client's machine event by event: each step feeds one event at one time and expects the
 /// actions, in order. No threads, sockets or storage.

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import SharedBroker
+@testable import SharedBrokerProtocol
+@testable import SharedBrokerServer
 
 @Suite struct ClientSessionsTests {
   /// A connection that said HELLO as one client, then as another, speaks for the second: the

@@ -6,6 +6,8 @@ import Synchronization
 import Testing
 
 @testable import SharedBroker
+@testable import SharedBrokerProtocol
+@testable import SharedBrokerServer
 
 /// The client's storage as its callers meet it, with a transport that keeps what is sent: a
 /// mutation shows at once and stays pending, a burst of them wakes the I/O thread once, and user

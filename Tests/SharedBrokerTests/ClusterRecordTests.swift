@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import SharedBroker
+@testable import SharedBrokerProtocol
+@testable import SharedBrokerServer
 
 /// A cluster record's bytes: what goes through etcd on every write and every watch.
 @Suite struct ClusterRecordTests {

@@ -1,5 +1,7 @@
 import Foundation
 @testable import SharedBroker
+@testable import SharedBrokerProtocol
+@testable import SharedBrokerServer
 import Testing
 
 /// The broker machine on a shared store, driven synchronously through its cluster driver against

@@ -3,6 +3,8 @@ import Etcd
 import Foundation
 import Logging
 @testable import SharedBroker
+@testable import SharedBrokerProtocol
+@testable import SharedBrokerServer
 import SharedBrokerCluster
 import Sharing
 import Testing

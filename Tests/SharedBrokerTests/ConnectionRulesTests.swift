@@ -1,6 +1,7 @@
 import Clocks
 import Foundation
 import SharedBroker
+import SharedBrokerServer
 import SharedBrokerTesting
 import Testing
 

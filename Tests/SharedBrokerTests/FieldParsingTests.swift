@@ -1,5 +1,6 @@
 import Foundation
 import SharedBroker
+import SharedBrokerServer
 import Testing
 
 /// The wire fields' edge cases: numbers at the top of `UInt64`, and control characters in keys.

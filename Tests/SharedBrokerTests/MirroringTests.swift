@@ -1,6 +1,7 @@
 import Dependencies
 import Foundation
 import SharedBroker
+import SharedBrokerServer
 import SharedBrokerTesting
 import Sharing
 import Testing

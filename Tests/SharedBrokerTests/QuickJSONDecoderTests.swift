@@ -1,6 +1,7 @@
 import Foundation
 import QuickJSON
 import SharedBroker
+import SharedBrokerServer
 import TestSupport
 import Testing
 

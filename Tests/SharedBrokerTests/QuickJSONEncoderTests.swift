@@ -1,6 +1,7 @@
 import Foundation
 import QuickJSON
 import SharedBroker
+import SharedBrokerServer
 import Testing
 
 /// The fast JSON encoder writes Foundation's bytes (`.sortedKeys`) or leaves the value to

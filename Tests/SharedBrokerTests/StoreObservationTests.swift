@@ -1,6 +1,7 @@
 import Composable
 import Dependencies
 import SharedBroker
+import SharedBrokerServer
 import SharedBrokerTesting
 import Testing
 

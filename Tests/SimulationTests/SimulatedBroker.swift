@@ -1,6 +1,8 @@
 import Foundation
 
 @testable import SharedBroker
+@testable import SharedBrokerProtocol
+@testable import SharedBrokerServer
 
 /// One run of a simulated broker: the real ``BrokerCore`` (the serving loop without its sockets)
 /// around the real machine, with the real log for a single broker, or the real

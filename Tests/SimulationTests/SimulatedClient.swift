@@ -3,6 +3,8 @@ import Logging
 import Synchronization
 
 @testable import SharedBroker
+@testable import SharedBrokerProtocol
+@testable import SharedBrokerServer
 
 /// One simulated process: the real ``ClientStorage`` with its ``ClientMachine``, the real
 /// references its user mutates through, its two connections to the broker (DEALER and SUB) as

@@ -1,6 +1,8 @@
 import Foundation
 
 @testable import SharedBroker
+@testable import SharedBrokerProtocol
+@testable import SharedBrokerServer
 
 /// A transaction a broker's driver sent to etcd: put `record` (or, with `nil`, only check) if
 /// `key` is at `revision`.

@@ -4,6 +4,8 @@ import QuickJSON
 import TestSupport
 
 @testable import SharedBroker
+@testable import SharedBrokerProtocol
+@testable import SharedBrokerServer
 
 /// One run of a simulated world from one seed: clients (the real client and key state
 /// machines), the real broker (``BrokerMachine`` and ``BrokerLog``) or two or three brokers of a

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import SharedBroker
+import SharedBrokerServer
 import Sharing
 import Synchronization
 

@@ -8,7 +8,7 @@
 /// a stream of updates from one writer costs one comparison each.
 struct RecentWriters {
   /// How many writers are kept.
-  static let capacity = 64
+  static let capacity = BrokerMessage.recentWriters
 
   private var entries: [(client: String, write: UInt64)] = []
 

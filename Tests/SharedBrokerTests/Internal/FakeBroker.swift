@@ -1,5 +1,6 @@
 import Foundation
 import SharedBroker
+import SharedBrokerServer
 import Sharing
 import Synchronization
 import ZeroMQ

@@ -106,8 +106,12 @@ extension BrokerMessage {
   /// The protocol version this build speaks.
   public static let protocolVersion = "3"
 
+  /// How many of a key's most recent writers a client's copy and a broker's entry remember:
+  /// enough for any write whose `ACK` a restart or a move may have lost.
+  package static let recentWriters = 64
+
   /// The client a request names (`PING` and every reply name none).
-  var client: String? {
+  package var client: String? {
     switch self {
     case .hello(let client), .sync(let client, _), .get(let client, _),
       .write(let client, _, _, _, _, _),
@@ -119,7 +123,7 @@ extension BrokerMessage {
   }
 
   /// Whether this is a `HELLO` or a `PING`, the requests that ask whether the broker serves.
-  var isHelloOrPing: Bool {
+  package var isHelloOrPing: Bool {
     switch self {
     case .hello, .ping: true
     default: false
@@ -314,7 +318,7 @@ extension BrokerMessage {
   ///
   /// - Parameter frames: The request, without the ROUTER's identity frame.
   /// - Returns: The key (as text, even if it breaks the key rules) and the write id.
-  static func writeFields(of frames: [Data]) -> (key: String, write: UInt64)? {
+  package static func writeFields(of frames: [Data]) -> (key: String, write: UInt64)? {
     guard frames.count >= 4, frames[0] == Frames.text("WRITE"),
       let write = Frames.number(frames[2]),
       let key = Frames.text(frames[3])

@@ -25,7 +25,7 @@ struct BrokerEntry: Codable, Equatable {
   }
 
   /// How many applied writes a key remembers (at least; it trims in batches).
-  static let recentWrites = RecentWriters.capacity
+  static let recentWrites = BrokerMessage.recentWriters
 
   /// A key nothing was written to.
   static let empty = BrokerEntry(version: 0, value: Data(), lastWrites: [:])

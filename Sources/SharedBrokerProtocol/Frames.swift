@@ -1,21 +1,21 @@
-import Foundation
+package import Foundation
 
 /// Encoding and decoding of the ASCII fields of the wire protocol (see PROTOCOL.md): every field
 /// is its own frame; numbers are decimal; values are opaque bytes (JSON by convention).
-enum Frames {
+package enum Frames {
   /// `Data(string.utf8)` would look for contiguous bytes with a dynamic cast on every call,
   /// which was a tenth of the broker's own CPU time per write.
-  static func text(_ string: String) -> Data {
+  package static func text(_ string: String) -> Data {
     var string = string
     return string.withUTF8 { Data($0) }
   }
 
-  static func number(_ value: UInt64) -> Data { text(String(value)) }
+  package static func number(_ value: UInt64) -> Data { text(String(value)) }
 
   /// ASCII, which every field but a key or a value is in practice, is valid UTF-8 as it stands,
   /// and skips the validating initializer: that one is generic, and looked up type metadata
   /// about a thousand instructions' worth on every call, three times per update.
-  static func text(_ frame: Data) -> String? {
+  package static func text(_ frame: Data) -> String? {
     frame.withUnsafeBytes { raw in
       let bytes = raw.assumingMemoryBound(to: UInt8.self)
       guard bytes.allSatisfy({ $0 < 0x80 }) else { return String(validating: bytes, as: UTF8.self) }
@@ -26,7 +26,7 @@ enum Frames {
   /// Decimal digits only (no sign, no spaces, no leading zero but in `0` itself), at most
   /// `UInt64.max`: one canonical form per number. Parsed by hand: every message carries a few
   /// numbers, and going through `String` cost a reader ~3% of its time.
-  static func number(_ frame: Data) -> UInt64? {
+  package static func number(_ frame: Data) -> UInt64? {
     guard !frame.isEmpty, frame.count <= 20, frame.count == 1 || frame.first != 0x30 else {
       return nil
     }
@@ -44,17 +44,17 @@ enum Frames {
   }
 
   /// Key and version pairs, two frames each.
-  static func pairs(_ pairs: [KeyVersion]) -> [Data] {
+  package static func pairs(_ pairs: [KeyVersion]) -> [Data] {
     pairs.flatMap { [text($0.key), number($0.version)] }
   }
 
   /// Writer and write id pairs, two frames each, in the writers' order.
-  static func writes(_ writes: [String: UInt64]) -> [Data] {
+  package static func writes(_ writes: [String: UInt64]) -> [Data] {
     writes.sorted { $0.key < $1.key }.flatMap { [text($0.key), number($0.value)] }
   }
 
   /// Keys are 1 to 256 bytes of UTF-8 without control characters.
-  static func key(_ frame: Data) -> String? {
+  package static func key(_ frame: Data) -> String? {
     guard (1...256).contains(frame.count), let key = text(frame),
       !key.unicodeScalars.contains(where: isControl)
     else { return nil }

@@ -1,10 +1,10 @@
 import Dispatch
-import Foundation
+package import Foundation
 import Synchronization
 
 /// A dedicated thread that alone owns some ZeroMQ sockets, and ways to wait for its end from
 /// async and blocking code alike.
-final class IOThread: Sendable {
+package final class IOThread: Sendable {
   private let state = Mutex<(finished: Bool, waiters: [CheckedContinuation<Void, Never>])>(
     (false, [])
   )
@@ -13,7 +13,7 @@ final class IOThread: Sendable {
   private let running = Mutex<pthread_t?>(nil)
 
   /// Starts `body` on a thread called `name` (at most 15 bytes, as `top` and `perf` show it).
-  init(name: String, body: @escaping @Sendable () -> Void) {
+  package init(name: String, body: @escaping @Sendable () -> Void) {
     let thread = Thread { [self] in
       // Foundation's `Thread.name` does not reach the kernel on Linux.
       try? name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
@@ -31,15 +31,15 @@ final class IOThread: Sendable {
     thread.start()
   }
 
-  var isFinished: Bool { state.withLock { $0.finished } }
+  package var isFinished: Bool { state.withLock { $0.finished } }
 
   /// Whether the caller runs on this thread (which cannot wait for itself).
-  var isCurrent: Bool {
+  package var isCurrent: Bool {
     running.withLock { thread in thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
   }
 
   /// Suspends until the thread's body returned.
-  func join() async {
+  package func join() async {
     await withCheckedContinuation { continuation in
       let finished = state.withLock { state in
         if !state.finished { state.waiters.append(continuation) }
@@ -50,7 +50,7 @@ final class IOThread: Sendable {
   }
 
   /// Blocks until the thread's body returned.
-  func joinBlocking() {
+  package func joinBlocking() {
     guard !isFinished else { return }
     done.wait()
     done.signal()

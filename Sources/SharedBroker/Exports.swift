@@ -1,0 +1,2 @@
+/// The wire protocol comes with the client: its messages and errors are part of its API.
+@_exported public import SharedBrokerProtocol
