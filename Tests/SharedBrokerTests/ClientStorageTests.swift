@@ -41,8 +41,14 @@ import Testing
   /// Keeps what the storage sends.
   final class Transport: ClientTransport, @unchecked Sendable {
     var sent: [BrokerMessage] = []
+    /// Refuses writes, as a DEALER at its high-water mark does.
+    var refusesWrites = false
     var endpoint: String { "test" }
-    func send(_ message: BrokerMessage) { sent.append(message) }
+    func send(_ message: BrokerMessage) -> Bool {
+      if refusesWrites, case .write = message { return false }
+      sent.append(message)
+      return true
+    }
     func subscribe(to key: String) {}
     func moveToNextBroker() -> Bool { false }
 
@@ -157,6 +163,23 @@ import Testing
     #expect(mirror.value == 11)
     #expect(storage.machine.keys[0].unconfirmedWriteCount == 1)
     cancellable.cancel()
+  }
+
+  /// A write the DEALER does not queue counts as a lost connection: the next PONG brings a
+  /// new handshake and the key resyncs, instead of waiting forever for its answer.
+  @Test func aWriteTheSocketRefusesResyncsTheKey() {
+    let count = reference("count", 0)
+    sync([("count", "0")])
+    transport.refusesWrites = true
+    count.withLock { $0 += 1 }
+    storage.handle(.turn, at: start, via: transport)
+    #expect(storage.machine.connection == .dropped)
+    #expect(storage.machine.keys[0].phase == .idle)
+    transport.refusesWrites = false
+    transport.sent = []
+    storage.handle(.reply(.pong(instance: "run", behind: [])), at: start, via: transport)
+    #expect(transport.sent == [.hello(client: "client")])
+    #expect(storage.unconfirmedWriteCount == 1)
   }
 
   /// A codec that throws, decoding and encoding: the errors show, the last good value stays,

@@ -419,16 +419,17 @@ final class Simulation {
   }
 
   /// What the storage sends: counted, and put on the DEALER's connection if it is up.
-  fileprivate func clientSends(_ message: BrokerMessage, from client: SimulatedClient) {
+  fileprivate func clientSends(_ message: BrokerMessage, from client: SimulatedClient) -> Bool {
     switch message {
     case .hello, .ping: break
     default:
       client.requestsSent += 1
       requests += 1
     }
-    // ZMQ_IMMEDIATE: with no connection up, the DEALER drops what is sent.
-    guard client.dealerUp, brokers[client.broker] != nil else { return }
+    // ZMQ_IMMEDIATE: with no connection up, the DEALER refuses what is sent.
+    guard client.dealerUp, brokers[client.broker] != nil else { return false }
     send(message.frames, on: client)
+    return true
   }
 
   private func send(_ frames: [Data], on client: SimulatedClient) {
@@ -910,7 +911,7 @@ private struct Transport: ClientTransport {
 
   var endpoint: String { "broker\(client.broker)" }
 
-  func send(_ message: BrokerMessage) {
+  func send(_ message: BrokerMessage) -> Bool {
     simulation.clientSends(message, from: client)
   }
 

@@ -255,12 +255,13 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
 
   // MARK: - Transport
 
-  func send(_ message: BrokerMessage) {
+  func send(_ message: BrokerMessage) -> Bool {
     dealerTouched = true
     do {
-      try dealer.send(message.frames, dontWait: true)
+      return try dealer.send(message.frames, dontWait: true)
     } catch {
       logger.debug("Could not send to the broker", metadata: ["error": "\(error)"])
+      return false
     }
   }
 

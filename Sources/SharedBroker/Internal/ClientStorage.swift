@@ -261,13 +261,20 @@ final class ClientStorage: Sendable {
     }
     var notify: [Int] = []
     var progressed = false
+    var sendFailed = false
     var next = 0
     while next < queue.count {
       let action = queue[next]
       next += 1
       switch action {
       case .send(let message):
-        transport.send(message)
+        // A message the DEALER did not queue (no connection, or its high-water mark) is lost
+        // as with a broken connection: the keys resync, and the snapshots' lastWrite says
+        // which writes in flight the broker has.
+        if !transport.send(message), !sendFailed {
+          sendFailed = true
+          queue += step(.connectionLost(move: false), at: now)
+        }
       case .subscribe(let key):
         transport.subscribe(to: key)
       case .moveToNextBroker:
@@ -348,8 +355,9 @@ final class ClientStorage: Sendable {
 protocol ClientTransport {
   /// The broker endpoint the DEALER talks to now.
   var endpoint: String { get }
-  /// Sends a message to the broker's ROUTER.
-  func send(_ message: BrokerMessage)
+  /// Sends a message to the broker's ROUTER; `false` when it was not queued (no connection, or
+  /// the socket's high-water mark).
+  func send(_ message: BrokerMessage) -> Bool
   /// Subscribes the SUB socket to a key's topic.
   func subscribe(to key: String)
   /// Connects the DEALER to the next broker of the client's list; `false` when it has only one.
