@@ -1,5 +1,5 @@
 import Dispatch
-package import Foundation
+import Foundation
 import Synchronization
 
 /// A dedicated thread that alone owns some ZeroMQ sockets, and ways to wait for its end from

@@ -25,6 +25,9 @@ struct CounterCommand: AsyncParsableCommand {
 
   func validate() throws {
     if let autoplay { try ProgramOptions.checkSeconds(autoplay, flag: "--autoplay") }
+    if autoplay != nil, options.script != nil {
+      throw ValidationError("--autoplay and --script do not go together: each taps on its own.")
+    }
   }
 
   @MainActor

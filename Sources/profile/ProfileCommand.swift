@@ -23,6 +23,12 @@ struct ProfileCommand: AsyncParsableCommand {
   @Flag(help: "Print the current value and exit.")
   var once = false
 
+  func validate() throws {
+    if once, options.script != nil {
+      throw ValidationError("--once and --script do not go together: --once only reads.")
+    }
+  }
+
   @MainActor
   func run() async throws {
     try await Program.profile.run(options, once: once)

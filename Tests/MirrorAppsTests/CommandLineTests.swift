@@ -25,6 +25,8 @@ struct CommandLineTests {
     ("broker", ["--seed-window", "-1"], "--seed-window must be a number of seconds from 0 to 3600"),
     ("broker", ["--max-queued-updates", "0"], "--max-queued-updates must be from 1 to 2147483647"),
     ("counter", ["--script", "+x99999999999999999999"], "repeat"),
+    ("profile", ["--once", "--script", "reset"], "--once and --script do not go together"),
+    ("counter", ["--script", "+x2", "--autoplay", "1"], "--autoplay and --script do not go together"),
     ("broker", ["ping", "--timeout", "inf"], "--timeout must be a positive number of seconds"),
     ("broker", ["ping", "nonsense"], "Usage: broker ping"),
     ("broker", ["ping", "nonsense"], "The endpoint must be one such as tcp://127.0.0.1:5555, not \"nonsense\""),
