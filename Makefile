@@ -50,8 +50,8 @@ bench: deps
 	rm -f Benchmarks/.build/release/description.json
 	cd Benchmarks && $(SWIFT) build $(LOCKED) -c release
 	cd Benchmarks && $(SWIFT) run -c release --skip-build composable-benchmarks | tee composable.md
-	# 5 runs: on 2 cores one run's 8-reader latency ratio ranged from 1.30x to 1.82x over
-	# sessions 7 and 8, too wide for a median of 3 to settle.
+	# 5 runs: on 2 cores one run's 8-reader latency ratio ranges from about 1.3x to 1.8x,
+	# too wide for a median of 3 to settle.
 	cd Benchmarks && $(SWIFT) run -c release --skip-build broker-benchmarks run \
 	  "$$(cd .. && $(SWIFT) build -c release --show-bin-path)" 5
 	cd Benchmarks && gnuplot Scripts/latency.gnuplot

@@ -3,7 +3,7 @@ public import Composable
 public import SharedBroker
 
 /// The counter program's root feature: the parent that holds the mirrored statistics and
-/// passes its reference to the Counter child, like seed 000's parent/child sharing, only the
+/// passes its reference to the Counter child, like the `@Shared` article's parent/child sharing, only the
 /// value also lives in every other process through the broker.
 @Reducer
 public struct CounterApp {

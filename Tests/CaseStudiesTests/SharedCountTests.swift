@@ -3,7 +3,7 @@ import Composable
 import Testing
 import TestSupport
 
-/// Seed 000's examples, as tests.
+/// The `@Shared` article's examples, as tests.
 @MainActor
 @Suite(.mainSerialExecutor) struct SharedCountTests {
   @Test func parentPassesItsReferenceToTheChild() async {

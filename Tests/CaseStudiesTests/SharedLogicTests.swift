@@ -49,7 +49,7 @@ import TestSupport
   }
 
   @Test func effectReturningHelperInsideRunNeverRuns() async {
-    // The pitfall from seed 004: the helper's inner `.run` is built and thrown away.
+    // The pitfall from the shared-logic article: the helper's inner `.run` is built and thrown away.
     let store = makeStore()
     await store.send(.pitfallButtonTapped)
     await store.finish()

@@ -2,7 +2,7 @@ import Composable
 import TestSupport
 import Testing
 
-/// Seed 000's code compiles as written (see `Internal/Seed000.swift`) and behaves as the
+/// The `@Shared` article's code compiles as written (see `Internal/Seed000.swift`) and behaves as the
 /// article says.
 @MainActor
 @Suite(.mainSerialExecutor) struct SeedSnippetTests {

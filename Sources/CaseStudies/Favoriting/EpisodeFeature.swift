@@ -1,7 +1,7 @@
 public import Composable
 public import Foundation
 
-/// One episode with a favorite button, built on the reusable ``Favoriting`` logic (seed 003).
+/// One episode with a favorite button, built on the reusable ``Favoriting`` logic (the Favoriting article).
 @Reducer
 public struct EpisodeFeature {
   /// An episode.

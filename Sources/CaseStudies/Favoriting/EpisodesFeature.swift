@@ -1,6 +1,6 @@
 public import Composable
 
-/// A list of episodes, each with its own favorite button (seed 003).
+/// A list of episodes, each with its own favorite button (the Favoriting article).
 @Reducer
 public struct EpisodesFeature {
   /// The list.

@@ -1,7 +1,7 @@
 public import Composable
 import Foundation
 
-/// The state a favoriting button needs, for any kind of identified item (seed 003).
+/// The state a favoriting button needs, for any kind of identified item (the Favoriting article).
 public struct FavoritingState<ID: Hashable & Sendable>: Equatable {
   /// The failure alert, while shown.
   public var alert: AlertState<FavoritingAction>?

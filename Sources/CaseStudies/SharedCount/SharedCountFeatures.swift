@@ -1,6 +1,6 @@
 public import Composable
 
-/// Seed 000's parent/child sharing: the parent owns `count` and passes `$count` to the child;
+/// The `@Shared` article's parent/child sharing: the parent owns `count` and passes `$count` to the child;
 /// both see every change.
 @Reducer
 public struct ParentFeature {
@@ -47,7 +47,7 @@ public struct ParentFeature {
   }
 }
 
-/// The child of ``ParentFeature``, showing seed 000's three custom initializers.
+/// The child of ``ParentFeature``, showing the `@Shared` article's three custom initializers.
 @Reducer
 public struct ChildFeature {
   /// The child's state.
@@ -97,7 +97,7 @@ public struct ChildFeature {
   }
 }
 
-/// Seed 000's app-wide sharing and observation: the count is declared by key, without being
+/// The `@Shared` article's app-wide sharing and observation: the count is declared by key, without being
 /// passed, and a publisher effect turns its changes into actions.
 @Reducer
 public struct AppWideCountFeature {

@@ -1,6 +1,6 @@
 public import Composable
 
-/// The SharedState case study (seed 001): a tab switch between Counter and Profile, each child
+/// The SharedState case study: a tab switch between Counter and Profile, each child
 /// holding the same shared statistics, combined under one parent.
 ///
 /// The seed kept one copy of the numbers and derived the profile through a computed property

@@ -1,4 +1,4 @@
-/// The counting statistics that the Counter and Profile features share (seed 001).
+/// The counting statistics that the Counter and Profile features share (the SharedState case study).
 public struct Stats: Codable, Equatable, Hashable, Sendable {
   /// The current count.
   public var count = 0

@@ -1,6 +1,6 @@
 import Composable
 
-// Seed 000's snippets as the article writes them. Where it elides code ("// ..."), the
+// The `@Shared` article's snippets as the article writes them. Where it elides code ("// ..."), the
 // elision is filled in below the snippet; the snippet's own lines are unchanged. Types of the
 // same name live in separate namespaces.
 
