@@ -172,7 +172,9 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   /// One etcd put, unconditional; a failure counts as etcd not answering.
   public func put(key: String, record: Data) {
-    etcd.transactionFuture(compare: [], success: [.put(keysPrefix + Data(key.utf8), record)], failure: [])
+    etcd.transactionFuture(
+      compare: [], success: [.put(keysPrefix + Data(key.utf8), record)], failure: []
+    )
       .whenComplete { [self] result in
         if case .failure(let error) = result { heard(error) } else { heard(nil) }
       }

@@ -13,7 +13,7 @@ import Testing
 /// mutation shows at once and stays pending, a burst of them wakes the I/O thread once, and user
 /// code (mutations, rebased mutations, codecs, observers) runs under no lock of the storage, so
 /// it may read and write shared values.
-@Suite struct ClientStorageTests {
+@Suite(.timeLimit(.minutes(1))) struct ClientStorageTests {
   let wakeCount = WakeCount()
   let storage: ClientStorage
   let transport = Transport()

@@ -164,7 +164,9 @@ final class ClientStorage: Sendable {
   func keys(_ keys: [String]?, allSatisfy condition: (KeyMachine) -> Bool) -> Bool {
     let machine = self.machine
     guard let keys else { return machine.keys.allSatisfy(condition) }
-    return keys.allSatisfy { key in machine.index(of: key).map { condition(machine.keys[$0]) } ?? true }
+    return keys.allSatisfy { key in
+      machine.index(of: key).map { condition(machine.keys[$0]) } ?? true
+    }
   }
 
   /// The machine as it is now.

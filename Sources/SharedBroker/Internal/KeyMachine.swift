@@ -65,7 +65,8 @@ struct KeyMachine {
     let id: UInt64
     let value: KeyValue
     fileprivate let coversThrough: UInt64
-    fileprivate let stamp: Stamp
+    /// The machine's generation it was asked in: another event since makes it stale.
+    fileprivate let generation: UInt64
   }
 
   /// The machine's state a computation outside it started from: a result that no longer
@@ -456,7 +457,7 @@ struct KeyMachine {
     encoding = true
     return Encode(
       key: index, id: id, value: local, coversThrough: nextSequence - 1,
-      stamp: Stamp(sequence: 0, generation: generation))
+      generation: generation)
   }
 
   /// Takes the encoding ``flush(id:at:)`` asked for: the write to send, if it still applies;
@@ -466,7 +467,7 @@ struct KeyMachine {
     maxValueSize: UInt64?
   ) -> (send: BrokerMessage?, usedID: Bool, changed: Bool) {
     encoding = false
-    guard request.stamp.generation == generation, phase == .synced else { return (nil, false, false) }
+    guard request.generation == generation, phase == .synced else { return (nil, false, false) }
     let data: Data
     switch result {
     case .success(let bytes):

@@ -108,8 +108,6 @@ struct BrokerMachine {
   let startedAt: Int64
   /// The wall-clock time now, in milliseconds since 1970.
   var wallClock: Int64 { startedAt + now.milliseconds }
-  /// How long a cluster keeps the records of a client that stopped writing a key, in ms.
-  var clientTimeoutMilliseconds: Int64 { sessions.timeout.milliseconds }
   /// Whether the cluster's store answers (always, for the log).
   private(set) var available = true
   /// In a cluster, when other brokers last heard from each client (wall-clock milliseconds), as

@@ -1,4 +1,5 @@
 import Foundation
+import QuickJSON
 
 /// Carries the broker machine's commits to a cluster's shared store, and turns the store's
 /// events into the machine's inputs, on the broker's thread: outcomes, the changes other brokers
@@ -42,7 +43,7 @@ final class ClusterDriver {
 
   /// Records in the store whom this broker heard from and when, for the other brokers.
   func recordHeard(_ times: [String: Int64]) {
-    guard isAvailable, let data = try? JSONEncoder().encode(times) else { return }
+    guard isAvailable, let data = try? QuickJSONEncoder().encode(times) else { return }
     cluster.put(key: heardKey, record: data)
   }
 
@@ -103,7 +104,7 @@ final class ClusterDriver {
   }
 
   private static func decodeHeard(_ data: Data) -> [String: Int64] {
-    (try? JSONDecoder().decode([String: Int64].self, from: data)) ?? [:]
+    (try? QuickJSONDecoder().decode([String: Int64].self, from: data)) ?? [:]
   }
 
   private static func decode(_ record: BrokerClusterRecord) -> StoredRecord? {
