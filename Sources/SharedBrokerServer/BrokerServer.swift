@@ -283,7 +283,7 @@ public final class BrokerServer: Service, Sendable {
     let allowed =
       mechanism == "CURVE" && configuration.curve?.allowedClientKeys.contains(key) == true
     if !allowed {
-      core.update { $0.deniedClient() }
+      core.deniedClient()
       logger.warning(
         "Denied a client",
         metadata: ["mechanism": "\(mechanism)", "key": "\(key.isEmpty ? "none" : key)"]
@@ -300,8 +300,8 @@ public final class BrokerServer: Service, Sendable {
   private func countConnections(_ monitor: SocketMonitor, _ core: BrokerCore) {
     while let event = try? monitor.receive() {
       switch event.kind {
-      case .accepted: core.update { $0.statistics.connections += 1 }
-      case .disconnected: core.update { $0.statistics.connections -= 1 }
+      case .accepted: core.connection(opened: true)
+      case .disconnected: core.connection(opened: false)
       default: break
       }
     }
@@ -363,7 +363,7 @@ public final class BrokerServer: Service, Sendable {
         if ready.contains(monitorIndex) { countConnections(monitor, core) }
         let now = elapsed()
         if now >= nextReport {
-          metrics.report(core.machine.statistics)
+          metrics.report(core.statistics)
           nextReport = now + Self.reportInterval
         }
         core.tick(at: now)

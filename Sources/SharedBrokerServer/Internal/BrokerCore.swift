@@ -21,8 +21,16 @@ final class BrokerCore {
   private let counted: (BrokerStatistics) -> Void
   /// Hears what is worth a log line.
   private let report: (BrokerMachine.Report) -> Void
-  /// Kept to reuse its storage.
-  private var actions: [BrokerMachine.Action] = []
+  /// What only the sockets see, counted beside the machine's statistics.
+  private var traffic = Traffic()
+
+  private struct Traffic {
+    var bytesReceived = 0
+    var bytesSent = 0
+    var answersDropped = 0
+    var connections = 0
+    var deniedClients = 0
+  }
 
   init(
     machine: BrokerMachine, backend: Backend, transport: any BrokerTransport,
@@ -34,23 +42,31 @@ final class BrokerCore {
     self.transport = transport
     self.counted = counted
     self.report = report
-    actions.reserveCapacity(16)
-    counted(machine.statistics)
+    counted(statistics)
+  }
+
+  /// The machine's statistics with what the sockets saw.
+  var statistics: BrokerStatistics {
+    var statistics = machine.statistics
+    statistics.bytesReceived = traffic.bytesReceived
+    statistics.bytesSent = traffic.bytesSent
+    statistics.answersDropped = traffic.answersDropped
+    statistics.connections = traffic.connections
+    statistics.deniedClients = traffic.deniedClients
+    return statistics
   }
 
   /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`.
   func receive(_ frames: ArraySlice<Data>, from peer: Data, at now: Duration) {
-    machine.statistics.bytesReceived += frames.byteCount
-    machine.receive(frames, from: peer, at: now, into: &actions)
-    perform()
+    traffic.bytesReceived += frames.byteCount
+    perform(machine.receive(frames, from: peer, at: now))
   }
 
   /// The time passed: silent clients are forgotten, unanswered commits sent again.
   func tick(at now: Duration) {
-    let forgotten = machine.statistics.forgottenClients
-    machine.tick(at: now, into: &actions)
-    guard !actions.isEmpty || machine.statistics.forgottenClients != forgotten else { return }
-    perform()
+    let actions = machine.tick(at: now)
+    guard !actions.isEmpty else { return }
+    perform(actions)
   }
 
   /// Takes what the cluster's store said since the last call, in its order; each event's
@@ -60,27 +76,34 @@ final class BrokerCore {
     for event in driver.takeEvents() {
       switch event {
       case .committed(let token, let outcome):
-        machine.committed(token, outcome, into: &actions)
+        perform(machine.committed(token, outcome))
       case .watched(let changes):
-        machine.watched(changes, into: &actions)
+        perform(machine.watched(changes))
       case .available(let available):
         machine.setAvailable(available)
+        counted(statistics)
       case .heard(let times):
         machine.heard(times)
       }
-      perform()
     }
   }
 
-  /// Changes the machine from outside the protocol (a denied client, a connection counted).
-  func update(_ body: (inout BrokerMachine) -> Void) {
-    body(&machine)
-    counted(machine.statistics)
+  /// Counts a connection the ROUTER took in (`true`) or lost.
+  func connection(opened: Bool) {
+    traffic.connections += opened ? 1 : -1
+    counted(statistics)
+  }
+
+  /// Counts a connection refused by the CURVE allow-list.
+  func deniedClient() {
+    traffic.deniedClients += 1
+    counted(statistics)
   }
 
   /// Carries out the actions, and those that the log's answers make.
-  private func perform() {
-    counted(machine.statistics)
+  private func perform(_ actions: [BrokerMachine.Action]) {
+    counted(statistics)
+    var actions = actions
     var next = 0
     while next < actions.count {
       let action = actions[next]
@@ -89,30 +112,29 @@ final class BrokerCore {
       case .reply(let peer, let message):
         let frames = message.frames
         if transport.reply(frames, to: peer) {
-          machine.statistics.bytesSent += frames.byteCount
+          traffic.bytesSent += frames.byteCount
         } else {
-          machine.statistics.answersDropped += 1
+          traffic.answersDropped += 1
         }
       case .publish(let message):
         let frames = message.frames
-        if transport.publish(frames) { machine.statistics.bytesSent += frames.byteCount }
+        if transport.publish(frames) { traffic.bytesSent += frames.byteCount }
       case .commit(let commit):
         switch backend {
         case .log(let log):
-          machine.committed(commit.token, log.commit(commit), into: &actions)
+          actions += machine.committed(commit.token, log.commit(commit))
         case .cluster(let driver):
           guard let outcome = driver.commit(commit) else { continue }
-          machine.committed(commit.token, outcome, into: &actions)
+          actions += machine.committed(commit.token, outcome)
         }
         // Counted before the answers go out.
-        counted(machine.statistics)
+        counted(statistics)
       case .report(let report):
         self.report(report)
       case .recordHeard(let times):
         if case .cluster(let driver) = backend { driver.recordHeard(times) }
       }
     }
-    actions.removeAll(keepingCapacity: true)
   }
 }
 

@@ -120,7 +120,15 @@ extension BrokerMachine {
   }
 
   /// Takes a commit's outcome.
-  mutating func committed(_ token: UInt64, _ outcome: CommitOutcome, into actions: inout [Action]) {
+  mutating func committed(_ token: UInt64, _ outcome: CommitOutcome) -> [Action] {
+    var actions: [Action] = []
+    take(outcome, of: token, into: &actions)
+    return actions
+  }
+
+  private mutating func take(
+    _ outcome: CommitOutcome, of token: UInt64, into actions: inout [Action]
+  ) {
     // Taken out of the key's state, not copied: every way out below puts it back or ends it.
     guard let key = flights.removeValue(forKey: token), let index = keys.index(forKey: key),
       var batch = Self.inPlace(

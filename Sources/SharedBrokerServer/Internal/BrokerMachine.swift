@@ -19,7 +19,7 @@ struct BrokerMachine {
     case reply(peer: Data, BrokerMessage)
     /// A message for every subscriber of its key's topic.
     case publish(BrokerMessage)
-    /// Store a batch; answer with ``BrokerMachine/committed(_:_:into:)``.
+    /// Store a batch; answer with ``BrokerMachine/committed(_:_:)``.
     case commit(Commit)
     /// Something for the log.
     case report(Report)
@@ -115,7 +115,9 @@ struct BrokerMachine {
   private(set) var heardElsewhere: [String: Int64] = [:]
   /// When this broker next records whom it heard from.
   private var nextHeardRecord = Duration.zero
-  /// What the broker has counted so far.
+  /// What the machine has counted so far: its output, which the owner reads and never changes
+  /// (the setter is open only to the machine's extensions in other files). What only the sockets
+  /// know (bytes, connections, CURVE denials) the ``BrokerCore`` counts beside it.
   var statistics = BrokerStatistics()
 
   /// - Parameters:
@@ -156,11 +158,6 @@ struct BrokerMachine {
 
   // MARK: - Events
 
-  /// Counts a connection refused by the CURVE allow-list.
-  mutating func deniedClient() {
-    statistics.deniedClients += 1
-  }
-
   /// Learns whether the cluster's store answers.
   mutating func setAvailable(_ available: Bool) {
     self.available = available
@@ -181,7 +178,8 @@ struct BrokerMachine {
 
   /// The time passed: forgets clients silent for longer than the timeout, and sends again the
   /// commits that went unanswered.
-  mutating func tick(at now: Duration, into actions: inout [Action]) {
+  mutating func tick(at now: Duration) -> [Action] {
+    var actions: [Action] = []
     self.now = now
     forgetSilentClients(at: now, into: &actions)
     if backend == .cluster, now >= nextHeardRecord {
@@ -191,17 +189,26 @@ struct BrokerMachine {
       let heard = sessions.lastHeard().mapValues { startedAt + $0.milliseconds }
       if !heard.isEmpty { actions.append(.recordHeard(heard)) }
     }
-    guard !retries.isEmpty else { return }
+    guard !retries.isEmpty else { return actions }
     // In key order, not the dictionary's (which differs between processes): the simulation's
     // runs repeat exactly.
     for key in retries.keys.sorted() where retries[key]! <= now {
       retries[key] = nil
       resend(key, into: &actions)
     }
+    return actions
   }
 
   /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`.
-  mutating func receive(
+  mutating func receive(_ frames: some Collection<Data>, from peer: Data, at now: Duration)
+    -> [Action]
+  {
+    var actions: [Action] = []
+    handle(frames, from: peer, at: now, into: &actions)
+    return actions
+  }
+
+  private mutating func handle(
     _ frames: some Collection<Data>, from peer: Data, at now: Duration,
     into actions: inout [Action]
   ) {
@@ -334,9 +341,8 @@ struct BrokerMachine {
   func revision(of key: String) -> Int64 { keys[key]?.revision ?? 0 }
 
   /// Takes what other brokers of the cluster stored, in the store's order, and publishes it.
-  mutating func watched(
-    _ changes: [(key: String, stored: StoredRecord)], into actions: inout [Action]
-  ) {
+  mutating func watched(_ changes: [(key: String, stored: StoredRecord)]) -> [Action] {
+    var actions: [Action] = []
     // Changes at or below a key's revision are already taken: the broker's own commits,
     // echoed, or a history read again.
     for change in changes where change.stored.revision > revision(of: change.key) {
@@ -351,6 +357,7 @@ struct BrokerMachine {
       guard waiting != true else { continue }
       absorb(change.stored, into: change.key, &actions)
     }
+    return actions
   }
 
   // MARK: - Requests
