@@ -120,12 +120,21 @@ final class BrokerCore {
         let frames = message.frames
         if transport.publish(frames) { traffic.bytesSent += frames.byteCount }
       case .commit(let commit):
+        let outcome: BrokerMachine.CommitOutcome
         switch backend {
-        case .log(let log):
-          actions += machine.committed(commit.token, log.commit(commit))
+        case .log(let log): outcome = log.commit(commit)
         case .cluster(let driver):
-          guard let outcome = driver.commit(commit) else { continue }
-          actions += machine.committed(commit.token, outcome)
+          guard let answered = driver.commit(commit) else { continue }
+          outcome = answered
+        }
+        let answers = machine.committed(commit.token, outcome)
+        // A batch's commit is mostly the last action: its answers replace the list rather
+        // than being copied onto its end.
+        if next == actions.count {
+          actions = answers
+          next = 0
+        } else {
+          actions += answers
         }
         // Counted before the answers go out.
         counted(statistics)
