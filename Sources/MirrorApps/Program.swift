@@ -225,8 +225,13 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         }
       } else {
         var last: String?
+        // Nothing until the broker's value arrived (or the broker refused this client): a
+        // reader of the stream would take the initial value for the shared one.
+        var synced = false
         view = observe {
           let state = store.state
+          guard synced || [.connected, .refused].contains(connection(state)) else { return }
+          synced = true
           let reading = shared(state).reading
           let shown =
             render(state, reading.value, options.format)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The counter and profile executables, end to end, as separate OS processes.
 @Suite(.timeLimit(.minutes(1)))
@@ -15,16 +15,36 @@ struct ProgramsTests {
     var counters: [ChildProcess] = []
     for _ in 0..<2 {
       counters.append(
-        try await ChildProcess("counter", ["--broker", router, "--script", "+x500", "--print", "json"])
+        try await ChildProcess(
+          "counter", ["--broker", router, "--script", "+x500", "--print", "json"])
       )
     }
     for counter in counters { #expect(await counter.waitForExit() == 0) }
-    let profile = try await ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
+    let profile = try await ChildProcess(
+      "profile", ["--broker", router, "--once", "--print", "json"])
     #expect(await profile.waitForExit() == 0)
     #expect(
       lastLine(profile.printed)
         == #"{"count":1000,"maxCount":1000,"minCount":0,"numberOfCounts":1000}"#
     )
+  }
+
+  /// Without a terminal (as the compose service runs it), the first line is the broker's value,
+  /// never the initial zeros before it arrived.
+  @Test func aStreamStartsWithTheSharedValue() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let writer = try await ChildProcess("counter", ["--broker", router, "--script", "+x4"])
+    #expect(await writer.waitForExit() == 0)
+    for _ in 0..<3 {
+      let stream = try await ChildProcess("profile", ["--broker", router, "--print", "json"])
+      let first = await stream.waitForOutput(containing: "\n")
+      stream.signal(SIGTERM)
+      #expect(await stream.waitForExit() == 0)
+      #expect(
+        first?.split(separator: "\n").first
+          == #"{"count":4,"maxCount":4,"minCount":0,"numberOfCounts":4}"#)
+    }
   }
 
   /// Started by a supervisor that closes stdin and stderr (CI does), the programs still work:
@@ -73,7 +93,8 @@ struct ProgramsTests {
       "counter", ["--broker", "tcp://127.0.0.1:9", "--script", "+", "--timeout", "0.5"]
     )
     #expect(await counter.waitForExit() == 1)
-    #expect(counter.printed.contains("counter: error: could not reach the broker at tcp://127.0.0.1:9"))
+    #expect(
+      counter.printed.contains("counter: error: could not reach the broker at tcp://127.0.0.1:9"))
     let profile = try await ChildProcess(
       "profile", ["--broker", "tcp://127.0.0.1:9", "--once", "--timeout", "0.5"]
     )
@@ -101,9 +122,11 @@ struct ProgramsTests {
         == #"{"alert":"👍 The number 7 is prime!","count":7,"maxCount":7,"minCount":0,"numberOfCounts":7}"#
         + "\n")
 
-    let json = try await ChildProcess("counter", ["--broker", router, "--script", "+x500", "--print", "json"])
+    let json = try await ChildProcess(
+      "counter", ["--broker", router, "--script", "+x500", "--print", "json"])
     #expect(await json.waitForExit() == 0)
-    #expect(json.printed == #"{"count":507,"maxCount":507,"minCount":0,"numberOfCounts":507}"# + "\n")
+    #expect(
+      json.printed == #"{"count":507,"maxCount":507,"minCount":0,"numberOfCounts":507}"# + "\n")
   }
 
   /// SIGTERM ends a script early and gracefully, as `q` ends the interactive program: its taps
@@ -146,12 +169,16 @@ struct ProgramsTests {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
     let script = repositoryFile("Scripts/protocol_client.py")
-    let foreign = try await runCommand("/usr/bin/python3", [script.path, router, "junk", "count", "1"])
+    let foreign = try await runCommand(
+      "/usr/bin/python3", [script.path, router, "junk", "count", "1"])
     #expect(foreign.status == 0, "\(foreign.output)")
     for (program, arguments) in [("profile", ["--once"]), ("counter", ["--script", "+"])] {
-      let run = try await ChildProcess(program, ["--broker", router, "--key", "junk", "--print", "json"] + arguments)
+      let run = try await ChildProcess(
+        program, ["--broker", router, "--key", "junk", "--print", "json"] + arguments)
       #expect(await run.waitForExit() == 1)
-      #expect(run.printed.contains("error: The broker's value for \"junk\" is not a Stats"), "\(run.printed)")
+      #expect(
+        run.printed.contains("error: The broker's value for \"junk\" is not a Stats"),
+        "\(run.printed)")
       #expect(!run.printed.contains("numberOfCounts"))
     }
   }
@@ -179,19 +206,24 @@ struct ProgramsTests {
   @Test func tapsTheBrokerRefusesAreReportedWithTheReason() async throws {
     let (broker, router, _) = try await startBroker(["--max-value-size", "10"])
     defer { broker.signal(SIGTERM) }
-    let counter = try await ChildProcess("counter", ["--broker", router, "--script", "+", "--timeout", "1"])
+    let counter = try await ChildProcess(
+      "counter", ["--broker", router, "--script", "+", "--timeout", "1"])
     #expect(await counter.waitForExit() == 1)
     #expect(counter.printed.contains("1 tap was not confirmed"), "\(counter.printed)")
-    #expect(counter.printed.contains("(too-large)") && counter.printed.contains("exceeds the broker's limit of 10"), "\(counter.printed)")
+    #expect(
+      counter.printed.contains("(too-large)")
+        && counter.printed.contains("exceeds the broker's limit of 10"), "\(counter.printed)")
   }
 
   /// A script may start with a decrement: `-` is a command there, not a flag.
   @Test func aScriptMayStartWithMinus() async throws {
     let (broker, router, _) = try await startBroker()
     defer { broker.signal(SIGTERM) }
-    let counter = try await ChildProcess("counter", ["--broker", router, "--script", "-x2,+", "--print", "json"])
+    let counter = try await ChildProcess(
+      "counter", ["--broker", router, "--script", "-x2,+", "--print", "json"])
     #expect(await counter.waitForExit() == 0, "\(counter.printed)")
-    #expect(lastLine(counter.printed) == #"{"count":-1,"maxCount":0,"minCount":-2,"numberOfCounts":3}"#)
+    #expect(
+      lastLine(counter.printed) == #"{"count":-1,"maxCount":0,"minCount":-2,"numberOfCounts":3}"#)
   }
 
   /// A running profile shows a value it cannot read as it arrives, and stops showing the error
@@ -202,9 +234,12 @@ struct ProgramsTests {
     let script = repositoryFile("Scripts/protocol_client.py")
     let profile = try await ChildProcess("profile", ["--broker", router, "--key", "junk"])
     defer { profile.signal(SIGTERM) }
-    #expect(await profile.waitForOutput(containing: "current 0 · max 0 · min 0 · taps 0 · connected") != nil)
+    #expect(
+      await profile.waitForOutput(containing: "current 0 · max 0 · min 0 · taps 0 · connected")
+        != nil)
     func add(_ field: String, _ delta: Int) async throws {
-      let run = try await runCommand("/usr/bin/python3", [script.path, router, "junk", field, "\(delta)"])
+      let run = try await runCommand(
+        "/usr/bin/python3", [script.path, router, "junk", field, "\(delta)"])
       #expect(run.status == 0, "\(run.output)")
     }
     try await add("count", 0)
