@@ -43,7 +43,12 @@ demo: deps
 # Benchmarks print every figure next to a baseline from the same run; results land in
 # Benchmarks/RESULTS.md and Benchmarks/latency.png.
 bench: deps
-	@command -v gnuplot >/dev/null || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq gnuplot-nox)
+	@missing=""; command -v gnuplot >/dev/null || missing="$$missing gnuplot-nox"; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	/usr/bin/python3 -c "import redis" 2>/dev/null || missing="$$missing python3-redis"; \
+	if [ -n "$$missing" ]; then \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
 	$(SWIFT) build $(LOCKED) -c release
 	# SwiftPM caches the source list of a path dependency: a file added to the main package
 	# since the last bench build would be missing from it.

@@ -14,6 +14,8 @@ enum BrokerBenchmarks {
     switch arguments.first {
     case "reader":
       try await Reader.run(Array(arguments.dropFirst()))
+    case "forwarder":
+      try RawForwarder.serve(acknowledges: arguments.dropFirst().first == "acknowledging")
     case "run" where arguments.count >= 2:
       try await harness(
         bin: arguments[1], runs: arguments.count > 2 ? Int(arguments[2]) ?? 3 : 3,
@@ -21,8 +23,8 @@ enum BrokerBenchmarks {
       )
     default:
       print(
-        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|staleness|contention|scale|durability|failover|cluster|short-lived...]]"
-          + " | reader MODE ENDPOINT COUNT"
+        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|staleness|contention|scale|durability|failover|cluster|short-lived|cas...]]"
+          + " | reader MODE ENDPOINT COUNT | forwarder [acknowledging]"
       )
       exit(64)
     }
@@ -35,16 +37,18 @@ enum BrokerBenchmarks {
     func wanted(_ section: String) -> Bool { only.isEmpty || only.contains(section) }
 
     for readers in [1, 8] where wanted("latency") {
-      var ours: [(latencies: [[Double]], run: Runs.PathRun)] = []
-      var raw: [(latencies: [[Double]], run: Runs.PathRun)] = []
+      // Alternated within each run, so the machine's drift touches every path alike.
+      let modes: [Runs.Mode] = [.rawProcess, .raw, .mirror]
+      var results: [Runs.Mode: [(latencies: [[Double]], run: Runs.PathRun)]] = [:]
       for _ in 0..<runs {
-        raw.append(try await runner.latency(.raw, readers: readers, writes: writes))
-        ours.append(try await runner.latency(.mirror, readers: readers, writes: writes))
+        for mode in modes {
+          results[mode, default: []].append(
+            try await runner.latency(mode, readers: readers, writes: writes))
+        }
       }
-      report.latency(
-        readers: readers, writes: writes, ours: ours.map(\.latencies), raw: raw.map(\.latencies)
-      )
-      report.cpu(readers: readers, writes: writes, ours: ours.map(\.run), raw: raw.map(\.run))
+      let paths = modes.map { Report.Path(mode: $0, runs: results[$0]!) }
+      report.latency(readers: readers, writes: writes, paths)
+      report.cpu(readers: readers, writes: writes, paths)
     }
 
     if wanted("throughput") { try await throughput(runner, runs: runs, into: &report) }
@@ -65,6 +69,7 @@ enum BrokerBenchmarks {
     if wanted("short-lived") {
       report.shortLived(try await runner.shortLivedClients(count: 10_000, timeout: 2))
     }
+    if wanted("cas") { report.compareAndSet(try runner.compareAndSetAgainstRedis(runs: runs)) }
     if only.isEmpty { try report.write() }
   }
 

@@ -59,6 +59,43 @@ final class RawForwarder: @unchecked Sendable {
     done.wait()
     context.terminate()
   }
+
+  /// A forwarder in a process of its own (`broker-benchmarks forwarder`), as the broker is.
+  final class Process {
+    let child: Child
+    let router: String
+    let publisher: String
+
+    init(selfPath: String, acknowledges: Bool) throws {
+      child = try Child(selfPath, ["forwarder"] + (acknowledges ? ["acknowledging"] : []))
+      try child.wait(for: "\n")
+      let fields = child.output.split(whereSeparator: \.isWhitespace)
+      guard fields.count >= 3, fields[0] == "forwarding" else {
+        throw BenchmarkError("the forwarder process did not start: \(child.output)")
+      }
+      router = String(fields[1])
+      publisher = String(fields[2])
+    }
+
+    func stop() {
+      child.process.terminate()
+      _ = child.finish()
+    }
+  }
+
+  /// The `forwarder [acknowledging]` command: forwards until the harness terminates it.
+  static func serve(acknowledges: Bool) throws -> Never {
+    // A child inherits the signal mask of the harness thread that started it, which blocks
+    // SIGTERM: this thread takes it, with its default action.
+    var terminate = sigset_t()
+    sigemptyset(&terminate)
+    sigaddset(&terminate, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &terminate, nil)
+    let forwarder = try RawForwarder(acknowledges: acknowledges)
+    FileHandle.standardOutput.write(
+      Data("forwarding \(forwarder.router) \(forwarder.publisher)\n".utf8))
+    while true { pause() }
+  }
 }
 
 /// A raw DEALER that feeds the forwarder.

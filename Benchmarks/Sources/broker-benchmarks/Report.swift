@@ -33,83 +33,121 @@ struct Report {
     print((["", "== \(title)"] + lines).joined(separator: "\n"))
   }
 
-  /// `ours` and `raw` hold, per run, each reader's samples.
-  mutating func latency(
-    readers: Int, writes: Int, ours oursByReader: [[[Double]]], raw rawByReader: [[[Double]]]
-  ) {
-    let ours = oursByReader.map { $0.flatMap { $0 } }
-    let raw = rawByReader.map { $0.flatMap { $0 } }
+  /// One path's runs of a latency section: per run, each reader's samples and the CPU used.
+  struct Path {
+    let mode: Runs.Mode
+    let runs: [(latencies: [[Double]], run: Runs.PathRun)]
+
+    var name: String {
+      switch mode {
+      case .mirror: "SharedMirror `.broker`"
+      case .raw: "raw libzmq, forwarder in the writer's process, no answers"
+      case .rawProcess: "raw libzmq, forwarder process answering each message"
+      }
+    }
+
+    var chartName: String {
+      switch mode {
+      case .mirror: "mirror"
+      case .raw: "raw in-process"
+      case .rawProcess: "raw process"
+      }
+    }
+
+    /// Every reader's samples together, per run.
+    var samples: [[Double]] { runs.map { $0.latencies.flatMap { $0 } } }
+  }
+
+  /// The paths' latencies; the first path is the baseline the goals name, the last is ours.
+  mutating func latency(readers: Int, writes: Int, _ paths: [Path]) {
     func stat(_ runs: [[Double]], _ p: Double) -> Double { median(runs.map { percentile($0, p) }) }
     /// The p50 of the fastest and of the slowest reader (medians over runs).
-    func order(_ runs: [[[Double]]]) -> String {
-      let p50s = runs.map { $0.map { median($0) } }
+    func order(_ path: Path) -> String {
+      let p50s = path.runs.map { $0.latencies.map { median($0) } }
       let fastest = median(p50s.map { $0.min() ?? .nan })
       let slowest = median(p50s.map { $0.max() ?? .nan })
       return "\(format(fastest))–\(format(slowest)) µs"
     }
     var rows = [
-      "Propagation from the writer's `withLock` to each reader seeing the value, \(writes) writes "
-        + "paced 300 µs apart, \(readers) reader\(readers == 1 ? "" : "s") (µs):",
+      "Propagation from the writer's `withLock` (raw: its send) to each reader seeing the value, "
+        + "\(writes) writes paced 300 µs apart, \(readers) reader\(readers == 1 ? "" : "s") (µs):",
       "",
       "| path | p50 | p99 | p99.9 |",
       "|---|---:|---:|---:|",
     ]
-    for (name, runs) in [
-      ("raw libzmq DEALER→ROUTER→PUB→SUB", raw), ("SharedMirror `.broker`", ours),
-    ] {
+    for path in paths {
+      let samples = path.samples
       rows.append(
-        "| \(name) | \(format(stat(runs, 0.5))) | \(format(stat(runs, 0.99))) | \(format(stat(runs, 0.999))) |"
-      )
+        "| \(path.name) | \(format(stat(samples, 0.5))) | \(format(stat(samples, 0.99))) | "
+          + "\(format(stat(samples, 0.999))) |")
     }
-    let p50 = stat(ours, 0.5) / stat(raw, 0.5)
-    let p99 = stat(ours, 0.99) / stat(raw, 0.99)
-    rows += [
-      "",
-      "Ratio to raw: p50 **\(format(p50, 2))×** (goal ≤ 1.5×), p99 **\(format(p99, 2))×** (goal ≤ 3×).",
-      "Per run (noise): p50 \(spread(zip(ours, raw).map { percentile($0, 0.5) / percentile($1, 0.5) }))×, "
-        + "p99 \(spread(zip(ours, raw).map { percentile($0, 0.99) / percentile($1, 0.99) }))×.",
-    ]
+    let ours = paths.last!.samples
+    rows.append("")
+    for (index, baseline) in paths.dropLast().enumerated() {
+      let raw = baseline.samples
+      let p50 = stat(ours, 0.5) / stat(raw, 0.5)
+      let p99 = stat(ours, 0.99) / stat(raw, 0.99)
+      rows.append(
+        "Against \(baseline.name): p50 **\(format(p50, 2))×**"
+          + (index == 0 ? " (goal ≤ 1.3×)" : "") + ", p99 **\(format(p99, 2))×**; per run "
+          + "p50 \(spread(zip(ours, raw).map { percentile($0, 0.5) / percentile($1, 0.5) }))×, "
+          + "p99 \(spread(zip(ours, raw).map { percentile($0, 0.99) / percentile($1, 0.99) }))×.")
+    }
     if readers > 1 {
       rows.append(
-        "p50 of the fastest and of the slowest reader: raw \(order(rawByReader)), SharedMirror "
-          + "\(order(oursByReader)). The fastest reader shows what the hops before the readers "
-          + "take; the spread, how long two cores take to serve all the readers."
-      )
+        "p50 of the fastest and of the slowest reader: "
+          + paths.map { "\($0.chartName) \(order($0))" }.joined(separator: ", ")
+          + ". The fastest reader shows what the hops before the readers take; the spread, how "
+          + "long two cores take to serve all the readers.")
     }
     section("1. Latency, \(readers) reader\(readers == 1 ? "" : "s")", rows)
-    chart.append(
-      "\"raw \(readers)r\" \(stat(raw, 0.5)) \(stat(raw, 0.99)) \(stat(raw, 0.999))"
-    )
-    chart.append(
-      "\"mirror \(readers)r\" \(stat(ours, 0.5)) \(stat(ours, 0.99)) \(stat(ours, 0.999))"
-    )
+    for path in paths {
+      let samples = path.samples
+      chart.append(
+        "\"\(path.chartName) \(readers)r\" \(stat(samples, 0.5)) \(stat(samples, 0.99)) "
+          + "\(stat(samples, 0.999))")
+    }
   }
 
   /// Where the CPU time of the latency runs went, per write: with 8 readers on 2 cores, how busy
   /// the machine is decides how long each reader waits for a core.
-  mutating func cpu(readers: Int, writes: Int, ours: [Runs.PathRun], raw: [Runs.PathRun]) {
+  mutating func cpu(readers: Int, writes: Int, _ paths: [Path]) {
     let period = 300.0
     let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
-    func row(_ name: String, _ runs: [Runs.PathRun], broker: Bool) -> String {
-      let writer = median(runs.map(\.writerCPU)) / Double(writes)
-      let brokerCPU = median(runs.map(\.brokerCPU)) / Double(writes)
-      let readersCPU = median(runs.map(\.readersCPU)) / Double(writes)
-      let total = writer + brokerCPU + readersCPU
-      return "| \(name) | \(format(writer)) | \(broker ? format(brokerCPU) : "—") | "
-        + "\(format(readersCPU)) (\(format(readersCPU / Double(readers))) each) | "
-        + "\(format(total)) | "
-        + "\(format(100 * total / (period * cores), 0))% |"
+    func perWrite(_ path: Path, _ figure: (Runs.PathRun) -> Double) -> Double {
+      median(path.runs.map { figure($0.run) }) / Double(writes)
     }
-    let rows = [
+    func total(_ run: Runs.PathRun) -> Double { run.writerCPU + run.brokerCPU + run.readersCPU }
+    var rows = [
       "CPU time per write in the latency runs above (µs, user + system, from /proc; a clock tick "
         + "is 10 ms, so about 1 µs per write), and how busy that keeps \(format(cores, 0)) cores "
         + "at one write every \(format(period, 0)) µs:",
       "",
-      "| path | writer process | broker | readers | total | cores busy |",
+      "| path | writer process | broker or forwarder | readers | total | cores busy |",
       "|---|---:|---:|---:|---:|---:|",
-      row("raw libzmq (forwarder in the writer process)", raw, broker: false),
-      row("SharedMirror `.broker`", ours, broker: true),
     ]
+    for path in paths {
+      let readersCPU = perWrite(path, \.readersCPU)
+      let all = perWrite(path, total)
+      rows.append(
+        "| \(path.name) | \(format(perWrite(path, \.writerCPU))) | "
+          + "\(path.mode == .raw ? "—" : format(perWrite(path, \.brokerCPU))) | "
+          + "\(format(readersCPU)) (\(format(readersCPU / Double(readers))) each) | "
+          + "\(format(all)) | \(format(100 * all / (period * cores), 0))% |")
+    }
+    let ours = paths.last!
+    rows.append("")
+    for (index, baseline) in paths.dropLast().enumerated() {
+      let perRun = zip(ours.runs, baseline.runs).map { total($0.run) / total($1.run) }
+      let readersPerRun = zip(ours.runs, baseline.runs).map {
+        $0.run.readersCPU / $1.run.readersCPU
+      }
+      rows.append(
+        "Against \(baseline.name): total **\(format(perWrite(ours, total) / perWrite(baseline, total), 2))×**"
+          + (index == 0 ? " (goal ≤ 1.6×)" : "") + " (per run \(spread(perRun))×), readers "
+          + "**\(format(perWrite(ours, \.readersCPU) / perWrite(baseline, \.readersCPU), 2))×**"
+          + (index == 0 ? " (goal ≤ 1.5×)" : "") + " (per run \(spread(readersPerRun))×).")
+    }
     section("1. CPU per write, \(readers) reader\(readers == 1 ? "" : "s")", rows)
   }
 
@@ -265,7 +303,7 @@ struct Report {
         "A single writer's sequential confirmed write (one in flight; the broker's and etcd's "
           + "own in alternating slices of each run, on the same cluster): p50 "
           + "\(format(median(row.sequential))) µs through the broker, \(format(median(row.etcdSequential))) µs "
-          + "for etcd's own transaction: **\(format(median(ratio), 2))×** (\(spread(ratio)))."
+          + "for etcd's own transaction: **\(format(median(ratio), 2))×** (\(spread(ratio))).",
       ]
     }
     let pings = rows.flatMap(\.pings)
@@ -296,6 +334,11 @@ struct Report {
           + "takes \(format(run.latencies.first)) µs (p50) for the first hundred clients and "
           + "\(format(run.latencies.last)) µs for the last hundred."
       ])
+  }
+
+  /// What a user would pick instead for a shared counter: Redis's optimistic transactions.
+  mutating func compareAndSet(_ lines: [String]) {
+    section("9. Compare-and-set from Python, against Redis", lines)
   }
 
   mutating func failover(_ runs: [[Double]]) {

@@ -20,15 +20,22 @@ struct Runs {
 
   // MARK: - Latency and throughput
 
-  enum Mode: String { case mirror, raw }
+  /// The paths compared: ours through the broker process; raw libzmq with its forwarder in a
+  /// process of its own that answers each message after publishing it (the same hops and
+  /// messages as a write and its ACK), or in the writer's process without answers (one process
+  /// hop and one message fewer than ours).
+  enum Mode: String {
+    case mirror, raw
+    case rawProcess = "raw-process"
+  }
 
   /// What one pass over a path gave: every reader's samples, and the CPU time (µs) each part
   /// used while the writes went through.
   struct PathRun {
     let samples: [[(count: Int, time: UInt64)]]
-    /// The harness process: the writer, and on the raw path the forwarder too.
+    /// The harness process: the writer, and on the `raw` path the forwarder too.
     let writerCPU: Double
-    /// The broker process (none on the raw path).
+    /// The broker process, or the `raw-process` path's forwarder (none on the `raw` path).
     let brokerCPU: Double
     /// All reader processes together.
     let readersCPU: Double
@@ -92,21 +99,51 @@ struct Runs {
     case .raw:
       let forwarder = try RawForwarder()
       defer { forwarder.stop() }
-      let children = try startReaders(.raw, readers, at: forwarder.publisher, target: target)
-      let writer = try RawWriter(endpoint: forwarder.router)
-      defer { writer.close() }
-      // Warm-up messages (count 0) until every subscription is active.
-      while !children.allSatisfy({ $0.output.contains("ready") }) {
-        try writer.send(count: 0, payload: Self.payload(0))
-        usleep(5_000)
-      }
-      let cpuBefore = cpuMicroseconds()
-      try await write { count in try writer.send(count: count, payload: Self.payload(count)) }
-      let outputs = children.map { $0.finish() }
-      return PathRun(
-        readerOutputs: outputs, writerCPU: cpuMicroseconds() - cpuBefore, published: target
-      )
+      return try await rawPath(
+        router: forwarder.router, publisher: forwarder.publisher, forwarderPID: nil,
+        acknowledged: false, readers: readers, target: target, write: write)
+    case .rawProcess:
+      let forwarder = try RawForwarder.Process(selfPath: selfPath, acknowledges: true)
+      defer { forwarder.stop() }
+      return try await rawPath(
+        router: forwarder.router, publisher: forwarder.publisher,
+        forwarderPID: forwarder.child.process.processIdentifier, acknowledged: true,
+        readers: readers, target: target, write: write)
     }
+  }
+
+  /// A raw DEALER writing to a forwarder (taking in its answers as they come, when it gives
+  /// them, as a client takes its ACKs), and raw SUB readers.
+  private func rawPath(
+    router: String, publisher: String, forwarderPID: Int32?, acknowledged: Bool, readers: Int,
+    target: Int, write: (_ send: (Int) throws -> Void) async throws -> Void
+  ) async throws -> PathRun {
+    let children = try startReaders(.raw, readers, at: publisher, target: target)
+    let writer = try RawWriter(endpoint: router)
+    defer { writer.close() }
+    // Warm-up messages (count 0) until every subscription is active.
+    while !children.allSatisfy({ $0.output.contains("ready") }) {
+      try writer.send(count: 0, payload: Self.payload(0))
+      usleep(5_000)
+    }
+    // The warm-up's answers.
+    if acknowledged { while try writer.acknowledged(wait: false) != nil {} }
+    let cpuBefore = (writer: cpuMicroseconds(), forwarder: forwarderPID.map(cpuMicroseconds))
+    var last = 0
+    try await write { count in
+      try writer.send(count: count, payload: Self.payload(count))
+      while acknowledged, let answered = try writer.acknowledged(wait: false) {
+        last = max(last, answered)
+      }
+    }
+    while acknowledged, last < target, let answered = try writer.acknowledged(wait: true) {
+      last = max(last, answered)
+    }
+    let outputs = children.map { $0.finish() }
+    return PathRun(
+      readerOutputs: outputs, writerCPU: cpuMicroseconds() - cpuBefore.writer,
+      brokerCPU: forwarderPID.map { cpuMicroseconds(pid: $0) - cpuBefore.forwarder! } ?? 0,
+      published: target)
   }
 
   /// Paced writes; returns each reader's latency samples (µs, one per write it saw), and the
@@ -197,6 +234,8 @@ struct Runs {
       }
       while acknowledged[writes] == 0, let frames = try writer.receive() { try record(frames) }
       outputs = children.map { $0.finish() }
+    case .rawProcess:
+      throw BenchmarkError("the staleness runs compare with the in-process forwarder only")
     case .raw:
       let forwarder = try RawForwarder(acknowledges: true)
       defer { forwarder.stop() }
@@ -380,7 +419,9 @@ struct Runs {
     defer { client.close() }
     let count = withDependencies {
       $0.brokerClient = client
-    } operation: { Shared(wrappedValue: 0, .broker("failover")) }
+    } operation: {
+      Shared(wrappedValue: 0, .broker("failover"))
+    }
     try await client.waitUntilConnected()
     var durations: [Double] = []
     for _ in 0..<times {
@@ -399,5 +440,24 @@ struct Runs {
         publish: brokers[victim].publisher)
     }
     return durations
+  }
+
+  // MARK: - Compare-and-set against Redis
+
+  /// Python processes incrementing one JSON value with compare-and-set, through the broker and
+  /// through Redis, by `Scripts/cas_vs_redis.py`; returns its table and ratio (Markdown lines).
+  func compareAndSetAgainstRedis(runs: Int) throws -> [String] {
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../../Scripts/cas_vs_redis.py").standardized.path
+    let child = try Child("/usr/bin/python3", [script, bin, String(runs), "3", "3000"])
+    let output = child.finish()
+    guard child.process.terminationStatus == 0 else {
+      throw BenchmarkError("the compare-and-set runs failed: \(output.suffix(500))")
+    }
+    let lines = output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    // The runs' lines, then the table after the first empty line.
+    let table = lines.drop { !$0.isEmpty }.dropFirst()
+    return Array(table.reversed().drop(while: \.isEmpty).reversed())
+      + ["", "Per run: " + lines.filter { $0.hasPrefix("cas-run") }.joined(separator: "; ") + "."]
   }
 }
