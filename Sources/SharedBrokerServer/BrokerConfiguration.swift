@@ -145,6 +145,11 @@ public struct BrokerStatistics: Equatable, Sendable {
   /// Answers libzmq could not queue (the connection gone, or its queue full). Updates a
   /// subscriber's full queue drops are not seen by the broker: that client resyncs the key.
   public var answersDropped = 0
+  /// Connections shut down at once because the broker held as many clients as its open-file
+  /// limit allows (``clientCapacity``).
+  public var rejectedConnections = 0
+  /// How many clients the broker can hold within its open-file limit (two connections each).
+  public var clientCapacity = 0
 
   /// Everything refused as bad input.
   public var rejectedInput: Int { malformed + unknownCommands + invalidKeys + oversized }

@@ -138,7 +138,7 @@ public final class BrokerServer: Service, Sendable {
         publisherEndpoint: placeholder, entries: log.loaded, now: elapsed())
       backend = .log(log)
     }
-    let ready = Mutex<Result<BrokerEndpoints, any Error>?>(nil)
+    let ready = Mutex<Result<(BrokerEndpoints, budget: ConnectionBudget), any Error>?>(nil)
     let bound = DispatchSemaphore(value: 0)
     let owned = UncheckedOwned(machine: machine, backend: backend)
     let thread = IOThread(name: "sm-broker") { [self] in
@@ -154,8 +154,10 @@ public final class BrokerServer: Service, Sendable {
         }
         let (router, publisher) = try bindSockets(context)
         let monitor = try SocketMonitor(watching: router, context: context)
+        let publisherMonitor = try SocketMonitor(watching: publisher, context: context)
         defer {
           monitor.close()
+          publisherMonitor.close()
           router.close()
           publisher.close()
           zap?.close()
@@ -163,30 +165,36 @@ public final class BrokerServer: Service, Sendable {
         let endpoints = BrokerEndpoints(
           router: try router.lastEndpoint, publisher: try publisher.lastEndpoint
         )
-        ready.withLock { $0 = .success(endpoints) }
+        let files = Self.openFiles()
+        let budget = ConnectionBudget(
+          clients: ConnectionBudget.clients(openFileLimit: files.limit, inUse: files.inUse))
+        ready.withLock { $0 = .success((endpoints, budget)) }
         bound.signal()
         var machine = owned.machine
         machine.publisherEndpoint = endpoints.publisher
         serve(
-          router: router, publisher: publisher, monitor: monitor, zap: zap, wake: wake,
-          machine: machine, backend: owned.backend)
+          router: router, publisher: publisher,
+          monitors: (router: monitor, publisher: publisherMonitor, budget: budget), zap: zap,
+          wake: wake, machine: machine, backend: owned.backend)
       } catch {
         ready.withLock { $0 = .failure(error) }
         bound.signal()
       }
     }
     bound.wait()
-    let endpoints = try ready.withLock { $0! }.get()
+    let (endpoints, budget) = try ready.withLock { $0! }.get()
     phase.withLock { $0 = .running(thread, wake, endpoints) }
     let curve = configuration.curve.map { "on, allow-list of \($0.allowedClientKeys.count)" }
     logger.info(
       "Broker listening",
       metadata: [
         "router": "\(endpoints.router)", "publisher": "\(endpoints.publisher)",
-        "data": "\(cluster != nil ? "cluster" : configuration.dataDirectory?.path ?? "memory only")",
+        "data":
+          "\(cluster != nil ? "cluster" : configuration.dataDirectory?.path ?? "memory only")",
         "instance": "\(machine.instance)",
         "keys": "\(machine.statistics.keys)",
         "curve": "\(curve ?? "off")",
+        "capacity": "\(budget.clients) clients (open-file limit \(Self.openFiles().limit))",
       ]
     )
     if configuration.curve?.allowedClientKeys.isEmpty == true {
@@ -296,21 +304,49 @@ public final class BrokerServer: Service, Sendable {
     ])
   }
 
-  /// Counts the connections the ROUTER took in and lost, until no event is left.
-  private func countConnections(_ monitor: SocketMonitor, _ core: BrokerCore) {
+  /// Counts the connections `listener` took in and lost, until no event is left, and shuts
+  /// down at once those past the budget.
+  private func countConnections(
+    _ monitor: SocketMonitor, _ listener: ConnectionBudget.Listener,
+    _ budget: inout ConnectionBudget, _ core: BrokerCore, at now: Duration
+  ) {
+    let refusedBefore = budget.refused
     while let event = try? monitor.receive() {
       switch event.kind {
-      case .accepted: core.connection(opened: true)
-      case .disconnected: core.connection(opened: false)
+      case .accepted:
+        if listener == .router { core.connection(opened: true) }
+        guard case .refuse(let log) = budget.accepted(event.value, on: listener, at: now) else {
+          continue
+        }
+        // Not closed: the descriptor is libzmq's. It sees the connection end, and closes it.
+        shutdown(Int32(bitPattern: event.value), Int32(SHUT_RDWR))
+        if log {
+          logger.warning(
+            "At capacity: refusing new connections",
+            metadata: [
+              "clients": "\(budget.clients)", "refused": "\(budget.refusedSinceLog)",
+              "hint": "raise the open-file limit (ulimit -n) for more clients",
+            ])
+          budget.logged()
+        }
+      case .disconnected:
+        if listener == .router { core.connection(opened: false) }
+        budget.disconnected(event.value, on: listener)
       default: break
       }
+    }
+    if budget.refused != refusedBefore {
+      core.rejectedConnections(budget.refused, capacity: budget.clients)
     }
   }
 
   private func serve(
-    router: Socket, publisher: Socket, monitor: SocketMonitor, zap: Socket?, wake: WakeUpSignal,
-    machine: BrokerMachine, backend: BrokerCore.Backend
+    router: Socket, publisher: Socket,
+    monitors: (router: SocketMonitor, publisher: SocketMonitor, budget: ConnectionBudget),
+    zap: Socket?, wake: WakeUpSignal, machine: BrokerMachine, backend: BrokerCore.Backend
   ) {
+    let (monitor, publisherMonitor) = (monitors.router, monitors.publisher)
+    var budget = monitors.budget
     // Whether the ROUTER was used since it last said it had nothing: a send takes in libzmq's
     // pending commands, and with them the signal of its descriptor, so it is asked before the
     // thread sleeps (answers released by the store go out between receives).
@@ -329,6 +365,7 @@ public final class BrokerServer: Service, Sendable {
     let routerIndex: Int
     let publisherIndex: Int
     let monitorIndex: Int
+    let publisherMonitorIndex: Int
     let zapIndex: Int?
     do {
       routerIndex = poller.add(fileDescriptor: try router.get(.fileDescriptor))
@@ -338,6 +375,8 @@ public final class BrokerServer: Service, Sendable {
       // SYNC finds its subscription in effect sooner.
       publisherIndex = poller.add(fileDescriptor: try publisher.get(.fileDescriptor))
       monitorIndex = poller.add(fileDescriptor: try monitor.socket.get(.fileDescriptor))
+      publisherMonitorIndex = poller.add(
+        fileDescriptor: try publisherMonitor.socket.get(.fileDescriptor))
       zapIndex = try zap.map { poller.add(fileDescriptor: try $0.get(.fileDescriptor)) }
     } catch {
       logger.error("Broker sockets unusable", metadata: ["error": "\(error)"])
@@ -346,7 +385,9 @@ public final class BrokerServer: Service, Sendable {
     // The ZAP socket and the monitor are only ever drained to empty, so their descriptors stay
     // armed after this.
     if let zap { authenticate(zap, core) }
-    countConnections(monitor, core)
+    core.rejectedConnections(0, capacity: budget.clients)
+    countConnections(monitor, .router, &budget, core, at: elapsed())
+    countConnections(publisherMonitor, .publisher, &budget, core, at: elapsed())
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
         let routerWaiting = transport.routerTouched && router.hasInput
@@ -360,7 +401,12 @@ public final class BrokerServer: Service, Sendable {
         }
         if ready.contains(publisherIndex) { _ = try? publisher.get(.events) }
         if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap, core) }
-        if ready.contains(monitorIndex) { countConnections(monitor, core) }
+        if ready.contains(monitorIndex) {
+          countConnections(monitor, .router, &budget, core, at: elapsed())
+        }
+        if ready.contains(publisherMonitorIndex) {
+          countConnections(publisherMonitor, .publisher, &budget, core, at: elapsed())
+        }
         let now = elapsed()
         if now >= nextReport {
           metrics.report(core.statistics)

@@ -4,12 +4,12 @@ import Foundation
 import Logging
 import Metrics
 import Prometheus
-import ZeroMQ
 import ServiceLifecycle
 import SharedBroker
-import SharedBrokerServer
 import SharedBrokerCluster
+import SharedBrokerServer
 import UnixSignals
+import ZeroMQ
 
 /// The SharedMirror broker: keeps the last value of every key and mirrors it to every client.
 @main
@@ -71,19 +71,22 @@ struct Broker: AsyncParsableCommand {
 
   @Option(
     parsing: .unconditional,
-    help: "Seconds a client may stay silent before the broker forgets it (its heartbeats keep it alive)."
+    help:
+      "Seconds a client may stay silent before the broker forgets it (its heartbeats keep it alive)."
   )
   var clientTimeout: Double = 3600
 
   @Option(
     parsing: .unconditional,
-    help: "Seconds after start to collect clients' copies of keys this broker lost, before writes to them go through."
+    help:
+      "Seconds after start to collect clients' copies of keys this broker lost, before writes to them go through."
   )
   var seedWindow: Double = 3
 
   @Option(
     parsing: .unconditional,
-    help: "The most updates queued for one subscriber that does not read; it misses the rest and resyncs."
+    help:
+      "The most updates queued for one subscriber that does not read; it misses the rest and resyncs."
   )
   var maxQueuedUpdates = 1_000
 
@@ -96,7 +99,9 @@ struct Broker: AsyncParsableCommand {
   var metricsOption: String?
 
   /// `--metrics`, else the environment's.
-  var metrics: String? { metricsOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_METRICS"] }
+  var metrics: String? {
+    metricsOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_METRICS"]
+  }
 
   /// `--metrics` split into host and port (`[::1]:9555` for IPv6), or nil when malformed.
   static func hostAndPort(_ text: String) -> (host: String, port: Int)? {
@@ -129,7 +134,8 @@ struct Broker: AsyncParsableCommand {
     }
     // Beyond about 31 years a duration overflows.
     guard clientTimeout > 0, clientTimeout <= 1_000_000_000 else {
-      throw ValidationError("--client-timeout must be a positive number of seconds, at most 1000000000.")
+      throw ValidationError(
+        "--client-timeout must be a positive number of seconds, at most 1000000000.")
     }
     guard seedWindow >= 0, seedWindow <= 3600 else {
       throw ValidationError("--seed-window must be a number of seconds from 0 to 3600.")
@@ -137,15 +143,19 @@ struct Broker: AsyncParsableCommand {
     guard (1...Int(Int32.max)).contains(maxQueuedUpdates) else {
       throw ValidationError("--max-queued-updates must be from 1 to 2147483647.")
     }
-    for (flag, endpoint) in [("--listen (or SHARED_BROKER_LISTEN)", listen), ("--publish", publish)] {
+    for (flag, endpoint) in [
+      ("--listen (or SHARED_BROKER_LISTEN)", listen), ("--publish", publish),
+    ] {
       guard let endpoint, !BrokerClient.isEndpoint(endpoint[...], binding: true) else { continue }
       throw ValidationError(
-        "\(flag) must be an endpoint such as tcp://0.0.0.0:5555 or ipc:///tmp/broker, not \"\(endpoint)\".")
+        "\(flag) must be an endpoint such as tcp://0.0.0.0:5555 or ipc:///tmp/broker, not \"\(endpoint)\"."
+      )
     }
     if let store {
       guard EtcdBrokerStore.endpoints(fromStore: store) != nil else {
         throw ValidationError(
-          "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT[,HOST:PORT...], not \"\(store)\".")
+          "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT[,HOST:PORT...], not \"\(store)\"."
+        )
       }
       guard data == nil else {
         throw ValidationError("--store and --data do not go together: etcd keeps the data.")
@@ -153,7 +163,8 @@ struct Broker: AsyncParsableCommand {
     }
     if let metrics, Self.hostAndPort(metrics) == nil {
       throw ValidationError(
-        "--metrics (or SHARED_BROKER_METRICS) must be HOST:PORT, e.g. 127.0.0.1:9555, not \"\(metrics)\".")
+        "--metrics (or SHARED_BROKER_METRICS) must be HOST:PORT, e.g. 127.0.0.1:9555, not \"\(metrics)\"."
+      )
     }
     guard (curveSecretFile == nil) == (allowKeys == nil) else {
       throw ValidationError("--curve-secret-file and --allow-keys go together.")
@@ -202,15 +213,20 @@ struct Broker: AsyncParsableCommand {
       return handler
     }
     let logger = Logger(label: "broker")
+    let files = BrokerServer.raiseOpenFileLimit()
+    if files.after > files.before {
+      logger.info(
+        "Raised the open-file limit", metadata: ["from": "\(files.before)", "to": "\(files.after)"])
+    }
     let configuration = BrokerConfiguration(
-        listen: listen, publish: publish,
-        dataDirectory: data.map { URL(fileURLWithPath: $0, isDirectory: true) },
-        maxValueSize: maxValueSize,
-        curve: try curveSecurity(),
-        clientTimeout: .seconds(clientTimeout),
-        seedWindow: .seconds(seedWindow),
-        maxQueuedUpdates: maxQueuedUpdates
-      )
+      listen: listen, publish: publish,
+      dataDirectory: data.map { URL(fileURLWithPath: $0, isDirectory: true) },
+      maxValueSize: maxValueSize,
+      curve: try curveSecurity(),
+      clientTimeout: .seconds(clientTimeout),
+      seedWindow: .seconds(seedWindow),
+      maxQueuedUpdates: maxQueuedUpdates
+    )
     // Bootstrapped before the broker and the store make their counters (those made earlier count
     // nowhere); bound before the broker's endpoints and announced after them, so a busy port
     // fails the start before the broker listens, and a failed start announces no metrics.

@@ -30,6 +30,8 @@ final class BrokerCore {
     var answersDropped = 0
     var connections = 0
     var deniedClients = 0
+    var rejectedConnections = 0
+    var clientCapacity = 0
   }
 
   init(
@@ -53,6 +55,8 @@ final class BrokerCore {
     statistics.answersDropped = traffic.answersDropped
     statistics.connections = traffic.connections
     statistics.deniedClients = traffic.deniedClients
+    statistics.rejectedConnections = traffic.rejectedConnections
+    statistics.clientCapacity = traffic.clientCapacity
     return statistics
   }
 
@@ -91,6 +95,13 @@ final class BrokerCore {
   /// Counts a connection the ROUTER took in (`true`) or lost.
   func connection(opened: Bool) {
     traffic.connections += opened ? 1 : -1
+    counted(statistics)
+  }
+
+  /// Counts connections shut down at once because the broker holds as many clients as it can.
+  func rejectedConnections(_ count: Int, capacity: Int) {
+    traffic.rejectedConnections = count
+    traffic.clientCapacity = capacity
     counted(statistics)
   }
 

@@ -32,11 +32,13 @@ final class BrokerMetrics: Sendable {
       (\.answersDropped, counter("answers_dropped")), (\.seedsAdopted, counter("seeds_adopted")),
       (\.deniedClients, counter("denied_clients")),
       (\.forgottenClients, counter("forgotten_clients")),
+      (\.rejectedConnections, counter("rejected_connections")),
     ]
     gauges = [
       (\.clients, Gauge(label: "sharedmirror_broker_clients")),
       (\.connections, Gauge(label: "sharedmirror_broker_connections")),
       (\.keys, Gauge(label: "sharedmirror_broker_keys")),
+      (\.clientCapacity, Gauge(label: "sharedmirror_broker_client_capacity")),
     ]
   }
 
