@@ -202,6 +202,8 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
       // Shown only from inside the group, which traps SIGTERM and SIGINT before it starts its
       // services: once the program shows anything, a signal ends it gracefully.
       let terminal = Terminal()
+      let taps = TapWatch()
+      defer { taps.cancel() }
       // Trapped before the first draw, so that no resize goes unanswered.
       let resizes = interactive ? await UnixSignalsSequence(trapping: .sigwinch) : nil
       // Each view runs again only when something it read changed: a property of the state,
@@ -216,9 +218,10 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
           // With several brokers, the header names the one in use (it changes with the state).
           var shown = options
           if client.endpoints.count > 1 { shown.broker = client.currentEndpoint }
+          taps.follow(client)
           let lines =
             screen(state, reading.value, shown)
-            + (problem(state, reading, client).map { ["", "  \($0)"] } ?? [])
+            + (problem(state, reading, client, late: taps.late).map { ["", "  \($0)"] } ?? [])
           guard lines != drawn else { return }
           drawn = lines
           terminal.draw(lines)
@@ -233,9 +236,10 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
           guard synced || [.connected, .refused].contains(connection(state)) else { return }
           synced = true
           let reading = shared(state).reading
+          taps.follow(client)
           let shown =
             render(state, reading.value, options.format)
-            + (problem(state, reading, client).map { " · \($0)" } ?? "")
+            + (problem(state, reading, client, late: taps.late).map { " · \($0)" } ?? "")
           guard shown != last else { return }
           last = shown
           emit(shown)
@@ -284,18 +288,23 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
 
   /// What keeps the shown value from being the shared one, shown with it: the broker refuses
   /// this client (the connection alone would only say `refused`), the broker's value cannot be
-  /// read, or it refuses the writes.
+  /// read, or it refuses the writes; and taps that wait for the broker.
+  ///
+  /// - Parameter late: Taps have waited for longer than a round trip (``TapWatch``): while no
+  ///   broker answers they are shown at once, otherwise only then.
   private func problem(
-    _ state: R.State, _ reading: SharedReading<Stats>, _ client: BrokerClient
+    _ state: R.State, _ reading: SharedReading<Stats>, _ client: BrokerClient, late: Bool
   ) -> String? {
-    if connection(state) == .refused { return client.handshakeFailureReason }
-    if let error = reading.loadError ?? reading.saveError { return "\(error)" }
-    // Only while no broker answers: a connected client's taps are confirmed within a round
-    // trip, and the state this view follows does not change when they are.
-    guard [.connecting, .disconnected].contains(connection(state)) else { return nil }
     let waiting = client.unconfirmedWriteCount
-    guard waiting > 0 else { return nil }
-    let taps = waiting == 1 ? "1 tap waits" : "\(waiting) taps wait"
+    let taps = waiting == 0 ? nil : waiting == 1 ? "1 tap waits" : "\(waiting) taps wait"
+    if connection(state) == .refused {
+      let reason = client.handshakeFailureReason ?? "the broker refused this client"
+      return taps.map { "\(reason) · \($0), lost if you quit" } ?? reason
+    }
+    if let error = reading.loadError ?? reading.saveError { return "\(error)" }
+    guard let taps, late || [.connecting, .disconnected].contains(connection(state)) else {
+      return nil
+    }
     return "\(taps) for the broker (kept here; sent when it answers, lost if you quit first)"
   }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The interactive UI, driven through tmux as a person would: keys in, screen contents out.
 @Suite(.timeLimit(.minutes(1)))
@@ -63,7 +63,8 @@ struct TerminalUITests {
     defer { broker.signal(SIGTERM) }
     try await withServer {
       let counter = try await startSession(width: 100, running: "counter --broker \(router)")
-      try await tmux("split-window", "-t", session, "-v", reportingExit("profile --broker \(router)"))
+      try await tmux(
+        "split-window", "-t", session, "-v", reportingExit("profile --broker \(router)"))
       let profile = "\(session):0.1"
 
       #expect(try await screen(counter, showing: "connected").contains("count  0"))
@@ -133,17 +134,42 @@ struct TerminalUITests {
     }
   }
 
+  /// A broker that answers but does not confirm (its seed window here; a broker that froze,
+  /// until the client's heartbeats time out) leaves the connection looking fine: the waiting
+  /// taps are shown once they waited for a second, and go once confirmed.
+  @Test func tapsTheBrokerHoldsBackAreShownWhileTheyWait() async throws {
+    try await withServer {
+      let (broker, router, _) = try await startBroker(["--seed-window", "6"])
+      defer { broker.signal(SIGTERM) }
+      let counter = try await startSession(width: 120, running: "counter --broker \(router)")
+      #expect(try await screen(counter, showing: "syncing").contains("count  0"))
+      try await tmux("send-keys", "-t", counter, "+")
+      let waiting = try await screen(counter, showing: "1 tap waits")
+      #expect(waiting.contains("1 tap waits for the broker"), "\(waiting)")
+      #expect(!waiting.contains("disconnected"), "\(waiting)")
+      let confirmed = try await screen(
+        counter, where: { !$0.contains("tap waits") && $0.contains("connected") })
+      #expect(confirmed.contains("count  1"), "\(confirmed)")
+      try await tmux("send-keys", "-t", counter, "q")
+      #expect(try await screen(counter, showing: "EXIT=").contains("EXIT=0"))
+    }
+  }
+
   /// Taps the broker never confirmed are not dropped without a word.
   @Test func quittingWithTheBrokerDownReportsTheLostTaps() async throws {
     try await withServer {
-      let counter = try await startSession(width: 120, running: "counter --broker tcp://127.0.0.1:9")
+      let counter = try await startSession(
+        width: 120, running: "counter --broker tcp://127.0.0.1:9")
       #expect(try await screen(counter, showing: "connecting").contains("count  0"))
       for _ in 0..<3 { try await tmux("send-keys", "-t", counter, "+") }
       let waiting = try await screen(counter, showing: "count  3")
-      #expect(waiting.contains("3 taps wait for the broker (kept here; sent when it answers"), "\(waiting)")
+      #expect(
+        waiting.contains("3 taps wait for the broker (kept here; sent when it answers"),
+        "\(waiting)")
       try await tmux("send-keys", "-t", counter, "C-c")
       let ended = try await screen(counter, showing: "EXIT=")
-      #expect(ended.contains("3 taps were not confirmed by the broker at tcp://127.0.0.1:9"), "\(ended)")
+      #expect(
+        ended.contains("3 taps were not confirmed by the broker at tcp://127.0.0.1:9"), "\(ended)")
       #expect(ended.contains("EXIT=1"), "\(ended)")
     }
   }
