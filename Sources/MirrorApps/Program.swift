@@ -53,7 +53,9 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
       }
     }
     var logger = Logger(label: name)
-    logger.logLevel = .error
+    // The program says itself what went wrong (on the screen, or as its error): the client's
+    // own log lines would say it a second time.
+    logger.logLevel = .critical
     let client = BrokerClient(
       endpoint: options.broker,
       configuration: BrokerClient.Configuration(curve: try options.curve.credentials()),
@@ -129,6 +131,8 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
     _ client: BrokerClient, store: Store<R.State, R.Action>, timeout: Duration,
     whileAnswering: Duration? = nil
   ) async throws {
+    // Nothing to confirm: no wait, whatever the connection.
+    guard client.unconfirmedWriteCount > 0 else { return }
     var timeout = timeout
     try? await client.waitUntilConfirmed(timeout: timeout)
     // A broker that answers but holds writes back (for its seed window after a start) confirms

@@ -73,6 +73,8 @@ struct CurveProgramsTests {
         printed.contains("profile: error: cannot connect") && printed.contains(reason),
         "\(reason): printed: \(printed)"
       )
+      // Once: the program's error, not the client's log line too.
+      #expect(printed.components(separatedBy: reason).count == 2, "\(reason): printed: \(printed)")
     }
     #expect(broker.printed.contains("Denied a client"))
 

@@ -155,6 +155,19 @@ struct TerminalUITests {
     }
   }
 
+  /// With nothing to confirm, `q` ends at once, broker or not.
+  @Test func quittingWithNothingPendingEndsAtOnce() async throws {
+    try await withServer {
+      let counter = try await startSession(width: 120, running: "counter --broker tcp://127.0.0.1:9")
+      #expect(try await screen(counter, showing: "connecting").contains("count  0"))
+      let start = ContinuousClock.now
+      try await tmux("send-keys", "-t", counter, "q")
+      #expect(try await screen(counter, showing: "EXIT=").contains("EXIT=0"))
+      // The confirmation wait on quitting is 2 s: none is taken.
+      #expect(ContinuousClock.now - start < .seconds(1.9))
+    }
+  }
+
   /// Taps the broker never confirmed are not dropped without a word.
   @Test func quittingWithTheBrokerDownReportsTheLostTaps() async throws {
     try await withServer {
