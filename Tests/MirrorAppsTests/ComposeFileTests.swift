@@ -87,6 +87,16 @@ import TestSupport
     #expect(Self.block(of: "counter-a", in: config.output).contains("tcp://broker-a:5555,tcp://broker-b:5555"))
     #expect(Self.block(of: "counter-b", in: config.output).contains("tcp://broker-b:5555,tcp://broker-a:5555"))
     #expect(config.output.contains("ETCD_INITIAL_CLUSTER: etcd1=http://etcd1:2380,etcd2=http://etcd2:2380,etcd3=http://etcd3:2380"))
+    // `up counter-a counter-b profile-ha`, as the README says, starts the cluster alone: what
+    // those depend on, and what that depends on, is in the profile.
+    var started = Set(["counter-a", "counter-b", "profile-ha"])
+    var next = Array(started)
+    while let service = next.popLast() {
+      let block = Self.block(of: service, in: config.output)
+      let needed = block.matches(of: /\n      ([a-z0-9-]+):\n        condition/).map { String($0.1) }
+      for dependency in needed where started.insert(dependency).inserted { next.append(dependency) }
+    }
+    #expect(started == Set(Self.haServices), "\(started)")
     // etcd's client port is for the brokers only: not published.
     for member in ["etcd1", "etcd2", "etcd3"] {
       #expect(!Self.block(of: member, in: config.output).contains("ports:"))
