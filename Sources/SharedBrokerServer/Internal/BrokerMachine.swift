@@ -88,6 +88,9 @@ struct BrokerMachine {
   let maxValueSize: Int
   let seedWindow: Duration
   var publisherEndpoint: String
+  /// How recently a client was heard from to count as active: a live client pings every
+  /// heartbeat (500 ms by default), however long the timeout keeps its records.
+  static let activeWindow = Duration.seconds(5)
   /// How long a commit that went unanswered waits before it is sent again.
   static let retryDelay = Duration.milliseconds(200)
   /// How many times a batch is decided again on a key that other brokers keep changing.
@@ -181,6 +184,7 @@ struct BrokerMachine {
   mutating func tick(at now: Duration) -> [Action] {
     var actions: [Action] = []
     self.now = now
+    statistics.activeClients = sessions.heard(since: now - Self.activeWindow)
     forgetSilentClients(at: now, into: &actions)
     if backend == .cluster, now >= nextHeardRecord {
       nextHeardRecord = now + heardRecordInterval

@@ -36,6 +36,7 @@ final class BrokerMetrics: Sendable {
     ]
     gauges = [
       (\.clients, Gauge(label: "sharedmirror_broker_clients")),
+      (\.activeClients, Gauge(label: "sharedmirror_broker_active_clients")),
       (\.connections, Gauge(label: "sharedmirror_broker_connections")),
       (\.keys, Gauge(label: "sharedmirror_broker_keys")),
       (\.clientCapacity, Gauge(label: "sharedmirror_broker_client_capacity")),

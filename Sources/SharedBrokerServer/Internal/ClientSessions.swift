@@ -30,11 +30,21 @@ struct ClientSessions {
   /// The clients known now.
   var count: Int { sessions.count }
 
+  /// The clients heard from since `time`.
+  func heard(since time: Duration) -> Int {
+    sessions.reduce(0) { count, session in
+      let heard = latest?.client == session.key ? latest!.heard : session.value.lastHeard
+      return heard >= time ? count + 1 : count
+    }
+  }
+
   /// Records a `HELLO` from `client` over the connection `peer`.
   mutating func heard(from client: String, peer: Data, at now: Duration) {
     settleLatest()
     let previous = sessions.updateValue(Session(lastHeard: now, peer: peer), forKey: client)
-    if let old = previous?.peer, old != peer, clientOfPeer[old] == client { clientOfPeer[old] = nil }
+    if let old = previous?.peer, old != peer, clientOfPeer[old] == client {
+      clientOfPeer[old] = nil
+    }
     if previous?.peer != peer { clientOfPeer[peer] = client }
   }
 
