@@ -49,9 +49,7 @@ public struct HandshakeHistory: Equatable, Sendable {
           + (usesCurve
             ? ", as it does when the server key this client uses is not the broker's public key"
               + " (or when the broker does not use CURVE)"
-            : ", as one that requires CURVE does")
-          + "; a broker holding as many clients as it can closes new connections so too "
-          + "(its log says \"At capacity\")"
+            : ", as a broker does that requires CURVE or that holds as many clients as it can")
       }
     }
   }

@@ -1,7 +1,7 @@
 import Foundation
 internal import Logging
-internal import ZeroMQ
 import Synchronization
+internal import ZeroMQ
 
 /// The body of a ``BrokerClient``'s I/O thread, which owns its sockets: it polls them, decodes
 /// what they read and reports it to the ``ClientStorage`` as ``ClientEvent``s; the storage feeds
@@ -71,10 +71,11 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
       defer { monitor.close() }
       do {
         try dealer.connect(endpoint)
-      } catch where endpoints.count > 1 {
+      } catch  where endpoints.count > 1 {
         // The others may do: the machine moves on when this one never answers.
         logger.error(
-          "Cannot connect to the broker", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+          "Cannot connect to the broker",
+          metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
       }
       // Every socket is polled by its ZMQ_FD (a plain descriptor, one `poll` per wake-up where
       // `zmq_poll` makes two and asks each socket for its events). The descriptor only says
@@ -153,8 +154,12 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
 
   private static func reason(_ problem: HandshakeHistory.Problem) -> String {
     switch problem {
-    case .curveRequired, .closed(_, usesCurve: false):
+    case .curveRequired:
       "\(problem): give this client the broker's public key and a key pair"
+    case .closed(_, usesCurve: false):
+      "\(problem): if it requires CURVE, give this client the broker's public key and a key "
+        + "pair; if its log says \"At capacity\", raise its open-file limit or wait for clients "
+        + "to leave"
     case .curveNotUsed: "\(problem): connect without CURVE keys"
     default: "\(problem)"
     }
