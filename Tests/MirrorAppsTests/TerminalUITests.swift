@@ -139,7 +139,8 @@ struct TerminalUITests {
   /// taps are shown once they waited for a second, and go once confirmed.
   @Test func tapsTheBrokerHoldsBackAreShownWhileTheyWait() async throws {
     try await withServer {
-      let (broker, router, _) = try await startBroker(["--seed-window", "6"])
+      // Long enough that a loaded machine taps well inside it.
+      let (broker, router, _) = try await startBroker(["--seed-window", "15"])
       defer { broker.signal(SIGTERM) }
       let counter = try await startSession(width: 120, running: "counter --broker \(router)")
       #expect(try await screen(counter, showing: "syncing").contains("count  0"))
@@ -148,7 +149,8 @@ struct TerminalUITests {
       #expect(waiting.contains("1 tap waits for the broker"), "\(waiting)")
       #expect(!waiting.contains("disconnected"), "\(waiting)")
       let confirmed = try await screen(
-        counter, where: { !$0.contains("tap waits") && $0.contains("connected") })
+        counter, where: { !$0.contains("tap waits") && $0.contains("connected") },
+        timeout: .seconds(30))
       #expect(confirmed.contains("count  1"), "\(confirmed)")
       try await tmux("send-keys", "-t", counter, "q")
       #expect(try await screen(counter, showing: "EXIT=").contains("EXIT=0"))

@@ -305,6 +305,9 @@ struct SeedingClientTests {
       guard case .write(_, _, _, _, let value, let after) = rewritten else { return }
       #expect(String(decoding: value, as: UTF8.self) == "21")
       #expect(after == nil)
+      // The rebased value reaches the reference after the write that carries it goes out (the
+      // I/O thread tells observers once its turn is done): seen on the wire first under load.
+      for _ in 0..<500 where count.wrappedValue != 21 { try await Task.sleep(for: .milliseconds(10)) }
       #expect(count.wrappedValue == 21)
     }
   }
