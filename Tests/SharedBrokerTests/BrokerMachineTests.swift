@@ -307,16 +307,50 @@ import Testing
       key: nil, write: nil)
     #expect(broker.send(.ping()) == [.reply("p", unavailable)])
     #expect(broker.send(.hello(client: "a")) == [.reply("p", unavailable)])
+    // Not `storage`: an earlier delivery of the write may be stored by a commit in doubt, and
+    // "not applied" would have the client send its mutation again.
     #expect(
       broker.send(Self.write("a", 1, base: 0, "1")) == [
         .reply(
           "p",
           .error(
-            code: .storage, message: "the shared store (etcd) is unreachable", key: "k", write: 1))
+            code: .unavailable, message: "this broker cannot reach its cluster's store (etcd)",
+            key: "k", write: 1))
       ])
     broker.machine.setAvailable(true)
     #expect(broker.send(.ping()) == [.reply("p", .pong(instance: "i1"))])
-    #expect(broker.machine.statistics.unavailable == 2)
+    #expect(broker.machine.statistics.unavailable == 3)
+    #expect(broker.machine.statistics.storageErrors == 0)
+  }
+
+  /// A refused batch says "not applied" only of the writes that are not: one the key's entry
+  /// shows applied (a second delivery) is rejected as applied.
+  @Test func aRefusedBatchRejectsTheWritesAlreadyApplied() {
+    var broker = Harness(backend: .cluster)
+    broker.hello("a", from: "pa")
+    broker.hello("b", from: "pb")
+    _ = broker.send(Self.write("a", 1, base: 0, "1"), from: "pa")
+    _ = broker.answer(.stored(revision: 3))
+    #expect(
+      broker.send(Self.write("b", 1, base: 1, "2"), from: "pb") == [
+        .commit(key: "k", revision: 3, values: ["2"])
+      ])
+    #expect(broker.send(Self.write("a", 1, base: 0, "1"), from: "pa") == [])
+    #expect(
+      broker.answer(.refused("etcd is unreachable")) == [
+        .report("storageFailed"),
+        .reply("pb", .error(code: .storage, message: "etcd is unreachable", key: "k", write: 1)),
+        .commit(key: "k", revision: 3, values: []),
+      ])
+    #expect(
+      broker.answer(.refused("etcd is unreachable")) == [
+        .report("storageFailed"),
+        .reply(
+          "pa",
+          .reject(
+            key: "k", write: 1, version: 1, lastWrite: 1, value: Data("1".utf8), writes: ["a": 1])),
+      ])
+    #expect(broker.machine.statistics.storageErrors == 1)
   }
 
   /// A cluster keeps a client's records while any broker hears it, and forgets them a timeout

@@ -170,14 +170,14 @@ import Testing
     }
   }
 
-  @Test func aBrokerCutFromItsStoreSaysSoAndRefusesWrites() throws {
+  @Test func aBrokerCutFromItsStoreSaysSoToEveryRequest() throws {
     let cluster = FakeCluster()
     let broker = try Broker(cluster)
     _ = broker.send(.hello(client: "c"))
     cluster.available = false
     guard case .error(.unavailable, _, nil, nil)? = broker.send(.ping(versions: [])).reply,
       case .error(.unavailable, _, nil, nil)? = broker.send(.hello(client: "c")).reply,
-      case .error(.storage, _, "k", 1)? = broker.write("c", 1, base: 0, "1"),
+      case .error(.unavailable, _, "k", 1)? = broker.write("c", 1, base: 0, "1"),
       case .error(.storage, _, "k", 0)? = broker.send(.get(client: "c", key: "k")).reply
     else {
       Issue.record("a broker without its store must say so and refuse")

@@ -208,15 +208,25 @@ extension BrokerMachine {
   }
 
   /// Nothing of the batch was stored: its writes are refused, its copies left unanswered (the
-  /// clients offer them again).
+  /// clients offer them again). A write the key's confirmed entry shows applied is rejected as
+  /// such: `storage` would tell its client to send its mutations again.
   private mutating func fail(
     _ batch: Batch, on key: String, _ reason: String, into actions: inout [Action]
   ) {
     actions.append(.report(.storageFailed(key: key, reason: reason)))
+    let entry = keys[key]?.entry
     for request in batch.requests {
       let answer: BrokerMessage?
       switch request.kind {
-      case .write(let write, _, _, _):
+      case .write(let write, let base, _, _):
+        let lastWrite = entry?.lastWrites[request.client] ?? 0
+        if let entry, write <= lastWrite {
+          statistics.writesRejected += 1
+          answer = .reject(
+            key: key, write: write, version: entry.version, lastWrite: lastWrite,
+            value: entry.value, writes: entry.writes(after: base))
+          break
+        }
         statistics.storageErrors += 1
         answer = .error(code: .storage, message: reason, key: key, write: write)
       case .get:

@@ -95,6 +95,7 @@ struct BrokerMachine {
   static let retryDelay = Duration.milliseconds(200)
   /// How many times a batch is decided again on a key that other brokers keep changing.
   static let maxAttempts = 64
+  static let unavailableMessage = "this broker cannot reach its cluster's store (etcd)"
 
   var sessions: ClientSessions
   var replies = ConnectionReplies()
@@ -240,8 +241,7 @@ struct BrokerMachine {
     if !available, request.isHelloOrPing {
       statistics.unavailable += 1
       let message = BrokerMessage.error(
-        code: .unavailable, message: "this broker cannot reach its cluster's store (etcd)",
-        key: nil, write: nil)
+        code: .unavailable, message: Self.unavailableMessage, key: nil, write: nil)
       // A heartbeat's answer never waits behind answers that wait on the store.
       if case .ping = request {
         actions.append(.reply(peer: peer, message))
@@ -328,9 +328,11 @@ struct BrokerMachine {
         refuse(.tooLarge, "value of \(value.count) bytes exceeds \(maxValueSize)")
         return
       }
+      // Not `storage` ("not applied"): an earlier delivery of this write may be in a commit
+      // whose answer is in doubt. The client moves, and the next broker's snapshot says.
       guard available else {
-        statistics.storageErrors += 1
-        refuse(.storage, "the shared store (etcd) is unreachable")
+        statistics.unavailable += 1
+        refuse(.unavailable, Self.unavailableMessage)
         return
       }
       let kind = KeyRequest.Kind.write(write: write, base: base, value: value, after: after)
