@@ -5,50 +5,57 @@ extension BrokerMachine {
   /// before it leave, into a batch to store.
   mutating func decide(_ requests: [KeyRequest], on key: String, attempts: Int) -> Batch {
     nextToken += 1
-    let state = Self.inPlace(&keys[key]!) {
-      (entry: $0.entry, seeded: $0.seeded, revision: $0.revision)
-    }
     // Changed only where a later decision, or the cluster's record, needs the new state: the
-    // log's single write is applied in place once stored, without copying the entry.
-    var working = state.entry
-    var seeded = state.seeded
+    // log's single write is applied in place once stored, without copying the entry. Not
+    // optional (`present` says whether the key has an entry): reading a field of an optional
+    // entry copies all of it.
+    var (working, present, seeded, revision) = Self.inPlace(&keys[key]!) {
+      ($0.entry ?? .empty, $0.entry != nil, $0.seeded, $0.revision)
+    }
     var log: [BrokerLog.Record] = []
-    var maker = (client: state.entry?.lastClient ?? "", write: UInt64(0))
+    var maker = (
+      client: working.lastClient ?? "",
+      write: working.lastClient.map { working.lastWrites[$0] ?? 0 } ?? 0
+    )
     var writers: [String] = []
-    if let client = state.entry?.lastClient { maker.write = state.entry?.lastWrites[client] ?? 0 }
     var batch = Batch(
       requests: requests,
-      commit: Commit(token: nextToken, key: key, revision: state.revision, record: nil, log: []),
+      commit: Commit(token: nextToken, key: key, revision: revision, record: nil, log: []),
       name: backend == .cluster ? "\(run)/\(nextToken)" : "", attempts: attempts)
     for (index, request) in requests.enumerated() {
+      // The local functions capture neither `working` nor `seeded`: reading a captured
+      // variable copies the whole entry.
       func answer(_ message: BrokerMessage?) { batch.releases.append(.answer(index, message)) }
-      func change(_ change: Change, needed: Bool = false) {
+      func change(
+        _ change: Change, _ working: inout BrokerEntry, _ present: inout Bool,
+        _ seeded: inout SeedOrigin?, needed: Bool = false
+      ) {
         batch.changes.append(change)
         if needed || backend == .cluster || index < requests.count - 1 {
           Self.apply(change, to: &working, seeded: &seeded, instance: instance)
+          present = true
         }
       }
-      func snapshot() -> BrokerMessage {
+      func snapshot(_ working: BrokerEntry) -> BrokerMessage {
         .snapshot(
-          key: key, version: working?.version ?? 0,
-          lastWrite: working?.lastWrites[request.client] ?? 0, value: working?.value ?? Data(),
-          writes: working?.writes(after: 0) ?? [:])
+          key: key, version: working.version, lastWrite: working.lastWrites[request.client] ?? 0,
+          value: working.value, writes: working.writes(after: 0))
       }
       let seeding = request.now < seedWindow
       switch request.kind {
       case .get:
         // During the seed window, "no value" may only mean that no copy has arrived yet.
-        if seeding, working == nil {
+        if seeding, !present {
           if attempts == 0 { statistics.seedingRefusals += 1 }
           answer(
             .error(
               code: .seeding, message: "no copy of this key has arrived yet; ask again", key: key,
               write: 0))
         } else {
-          answer(snapshot())
+          answer(snapshot(working))
         }
       case .write(let write, let base, let value, let after):
-        if seeding, Self.awaitsCopies(working, seeded, instance: instance) {
+        if seeding, Self.awaitsCopies(present ? working : nil, seeded, instance: instance) {
           if attempts == 0 { statistics.seedingRefusals += 1 }
           answer(
             .error(
@@ -57,14 +64,14 @@ extension BrokerMachine {
               key: key, write: write))
           continue
         }
-        let version = working?.version ?? 0
-        let lastWrite = working?.lastWrites[request.client] ?? 0
-        let follows = after.map { $0 == lastWrite && working?.lastClient == request.client } ?? true
+        let version = working.version
+        let lastWrite = working.lastWrites[request.client] ?? 0
+        let follows = after.map { $0 == lastWrite && working.lastClient == request.client } ?? true
         guard write > lastWrite, base == version, follows else {
           // This very write, stored by a commit whose answer was lost and found applied when
           // the batch was decided again: it is applied, and the writes behind it will be.
           if attempts > 0,
-            let made = working?.recent?.last(where: {
+            let made = working.recent?.last(where: {
               $0.client == request.client && $0.write == write
             }), made.version == base + 1
           {
@@ -75,12 +82,12 @@ extension BrokerMachine {
           answer(
             .reject(
               key: key, write: write, version: version, lastWrite: lastWrite,
-              value: working?.value ?? Data(), writes: working?.writes(after: base) ?? [:]))
+              value: working.value, writes: working.writes(after: base)))
           continue
         }
         let applied = BrokerEntry.Applied(
           version: version + 1, client: request.client, write: write)
-        change(.applied(applied, value))
+        change(.applied(applied, value), &working, &present, &seeded)
         if backend == .log {
           log.append(
             BrokerLog.Record(
@@ -100,33 +107,35 @@ extension BrokerMachine {
       case .seed(let origin, let value, let writes, let fits):
         // A copy confirmed under this very instance is never newer.
         guard fits, origin.instance != instance else {
-          answer(snapshot())
+          answer(snapshot(working))
           continue
         }
-        let current = Self.copyToBeat(working, seeded, instance: instance)
-        guard working == nil || current != nil else {
-          answer(snapshot())
+        let current = Self.copyToBeat(present ? working : nil, seeded, instance: instance)
+        guard !present || current != nil else {
+          answer(snapshot(working))
           continue
         }
         // A newer copy of the very value the broker holds (a client confirmed it in a run that
         // wrote nothing) brings at most write records: adopting it would make a version that no
         // write made.
-        guard current.map({ origin > $0 }) ?? true, value != working?.value else {
+        guard current.map({ origin > $0 }) ?? true, !present || value != working.value else {
           // Not stored in the log: the records only help while the clients that hold those
           // writes are alive.
-          if writes.contains(where: { working?.lastWrites[$0.key] ?? 0 < $0.value }) {
-            change(.merged(writes), needed: true)
+          if writes.contains(where: { working.lastWrites[$0.key] ?? 0 < $0.value }) {
+            change(.merged(writes), &working, &present, &seeded, needed: true)
           }
-          answer(snapshot())
+          answer(snapshot(working))
           continue
         }
-        let version = (working?.version ?? 0) + 1
-        change(.adopted(origin, version: version, value: value, writes: writes), needed: true)
+        let version = working.version + 1
+        change(
+          .adopted(origin, version: version, value: value, writes: writes), &working, &present,
+          &seeded, needed: true)
         if backend == .log {
           log.append(
             BrokerLog.Record(
               key: key, version: version, client: request.client, write: 0, value: value,
-              instance: instance, writes: working?.lastWrites ?? writes))
+              instance: instance, writes: present ? working.lastWrites : writes))
         }
         maker = (request.client, 0)
         batch.adopted += 1
@@ -134,7 +143,7 @@ extension BrokerMachine {
         batch.releases.append(
           .publish(
             .update(key: key, version: version, client: request.client, write: 0, value: value)))
-        answer(snapshot())
+        answer(snapshot(working))
       }
     }
     // A cluster forgets clients that went silent, at the next write of the key: a client that
@@ -143,7 +152,7 @@ extension BrokerMachine {
     // outage of its answers.
     if backend == .cluster, !batch.changes.isEmpty {
       var times = Dictionary(writers.map { ($0, wallClock) }, uniquingKeysWith: max)
-      for client in working?.lastWrites.keys ?? [:].keys where times[client] == nil {
+      for client in working.lastWrites.keys where times[client] == nil {
         let elsewhere = heardElsewhere[client]
         let here = sessions.lastHeard(client).map { startedAt + $0.milliseconds }
         if let heard = here.map({ max($0, elsewhere ?? $0) }) ?? elsewhere { times[client] = heard }
@@ -152,43 +161,43 @@ extension BrokerMachine {
         times, at: wallClock, forgettingBefore: wallClock - clusterRecordLifetime.milliseconds)
       batch.changes.append(stamp)
       Self.apply(stamp, to: &working, seeded: &seeded, instance: instance)
+      present = true
     }
     // The log's batch must not hold the entry: applying it in place would copy it.
     if backend == .cluster {
-      batch.entry = working
+      batch.entry = present ? working : nil
       batch.seeded = seeded
     }
     let record =
       backend == .cluster && !batch.changes.isEmpty
       ? ClusterRecord(
-        entry: working ?? .empty, client: maker.client, write: maker.write, adoptedFrom: seeded,
+        entry: working, client: maker.client, write: maker.write, adoptedFrom: seeded,
         commit: batch.name)
       : nil
     batch.commit = Commit(
-      token: batch.commit.token, key: key, revision: state.revision, record: record, log: log)
+      token: batch.commit.token, key: key, revision: revision, record: record, log: log)
     return batch
   }
 
   /// Makes one decided change to a key's entry.
   static func apply(
-    _ change: Change, to entry: inout BrokerEntry?, seeded: inout SeedOrigin?, instance: String
+    _ change: Change, to entry: inout BrokerEntry, seeded: inout SeedOrigin?, instance: String
   ) {
-    if entry == nil { entry = .empty }
     switch change {
     case .applied(let applied, let value):
-      entry!.apply(applied, value: value, instance: instance)
+      entry.apply(applied, value: value, instance: instance)
       seeded = nil
     case .merged(let writes):
-      entry!.lastWrites.merge(writes, uniquingKeysWith: max)
+      entry.lastWrites.merge(writes, uniquingKeysWith: max)
     case .stamped(let times, let now, let cutoff):
-      entry!.stamp(times, forgettingBefore: cutoff, now: now)
+      entry.stamp(times, forgettingBefore: cutoff, now: now)
     case .adopted(let origin, let version, let value, let writes):
-      entry!.lastWrites.merge(writes, uniquingKeysWith: max)
-      entry!.version = version
-      entry!.value = value
-      entry!.lastClient = nil
-      entry!.instance = instance
-      entry!.remember(writes, madeVersion: version)
+      entry.lastWrites.merge(writes, uniquingKeysWith: max)
+      entry.version = version
+      entry.value = value
+      entry.lastClient = nil
+      entry.instance = instance
+      entry.remember(writes, madeVersion: version)
       seeded = origin
     }
   }

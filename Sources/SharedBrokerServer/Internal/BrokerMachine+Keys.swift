@@ -17,8 +17,10 @@ extension BrokerMachine {
     var watched: StoredRecord?
 
     mutating func apply(_ changes: [Change], instance: String) {
+      guard !changes.isEmpty else { return }
+      if entry == nil { entry = .empty }
       for change in changes {
-        BrokerMachine.apply(change, to: &entry, seeded: &seeded, instance: instance)
+        BrokerMachine.apply(change, to: &entry!, seeded: &seeded, instance: instance)
       }
     }
   }
