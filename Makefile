@@ -40,8 +40,9 @@ demo: deps
 	$(SWIFT) build $(LOCKED) -c release
 	BIN=$$($(SWIFT) build -c release --show-bin-path) Scripts/demo.sh
 
-# Benchmarks print every figure next to a baseline from the same run; results land in
-# Benchmarks/RESULTS.md and Benchmarks/latency.png.
+# Benchmarks print every figure next to a baseline from the same run; the harness writes the
+# whole of Benchmarks/RESULTS.md, and gnuplot its charts (Benchmarks/*.png). SECTIONS=latency
+# (names as in `broker-benchmarks`' usage) runs only those, as the report's header then says.
 bench: deps
 	@missing=""; command -v gnuplot >/dev/null || missing="$$missing gnuplot-nox"; \
 	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
@@ -54,12 +55,18 @@ bench: deps
 	# since the last bench build would be missing from it.
 	rm -f Benchmarks/.build/release/description.json
 	cd Benchmarks && $(SWIFT) build $(LOCKED) -c release
-	cd Benchmarks && $(SWIFT) run -c release --skip-build composable-benchmarks | tee composable.md
+	rm -rf Benchmarks/.build/composable Benchmarks/*.dat && mkdir -p Benchmarks/.build/composable
+	case " $(SECTIONS) " in "  "|*" store-send "*) \
+	  cd Benchmarks && $(SWIFT) package $(LOCKED) --disable-sandbox \
+	    --allow-writing-to-directory .build/composable benchmark --no-progress \
+	    --format histogramPercentiles --path .build/composable;; esac
 	# 5 runs: on 2 cores one run's 8-reader latency ratio ranges from about 1.3x to 1.8x,
 	# too wide for a median of 3 to settle.
 	cd Benchmarks && $(SWIFT) run -c release --skip-build broker-benchmarks run \
-	  "$$(cd .. && $(SWIFT) build -c release --show-bin-path)" 5
-	cd Benchmarks && gnuplot Scripts/latency.gnuplot
+	  "$$(cd .. && $(SWIFT) build -c release --show-bin-path)" 5 $(SECTIONS)
+	cd Benchmarks && for readers in 1 8; do \
+	  [ ! -f latency-$$readers.dat ] || gnuplot -e "readers=$$readers" Scripts/latency.gnuplot; done
+	cd Benchmarks && [ ! -f cluster.dat ] || gnuplot Scripts/cluster.gnuplot
 
 # Instructions per write on the broker path (reader, writer, broker), counted by callgrind:
 # unlike timings, these repeat to within a percent. See Benchmarks/PROFILING.md.

@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import Foundation
 import PackageDescription
 
@@ -14,12 +14,22 @@ let package = Package(
   dependencies: [
     .package(path: ".."),
     .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    // Only the malloc interposer: the runtime interposer's package is not on this machine.
+    .package(
+      url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
   ],
   targets: [
+    // `Store.send` and its reducers in one process, measured by ordo-one's benchmark package
+    // (`swift package benchmark`), which counts allocations too.
     .executableTarget(
-      name: "composable-benchmarks",
-      dependencies: [.product(name: "Composable", package: main)],
-      swiftSettings: [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]
+      name: "ComposableBenchmarks",
+      dependencies: [
+        .product(name: "Composable", package: main),
+        .product(name: "Benchmark", package: "benchmark"),
+      ],
+      path: "Benchmarks/ComposableBenchmarks",
+      plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
     ),
     .executableTarget(
       name: "broker-benchmarks",
@@ -30,6 +40,7 @@ let package = Package(
         .product(name: "Sharing", package: main),
         .product(name: "ZeroMQ", package: main),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "Histogram", package: "hdrhistogram-swift"),
       ]
     ),
     .executableTarget(

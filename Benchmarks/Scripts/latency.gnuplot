@@ -1,22 +1,15 @@
-# Latency percentiles (µs, log scale) from latency.dat, and throughput to 8 subscribers from
-# throughput.dat, of the raw libzmq path and SharedMirror.
-set terminal png size 1200,500
-set output 'latency.png'
-set multiplot layout 1,2
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set key top left
-
-set title 'Propagation latency, writer → broker → readers (loopback)'
+# The latency distribution of one latency section (HdrHistogram's percentile plot): readers is
+# set by the caller, e.g. gnuplot -e "readers=8" Scripts/latency.gnuplot, which reads
+# latency-8.dat (one block per path: percentile, 1/(1-p), µs) and writes latency-8.png.
+if (!exists("readers")) readers = 1
+set terminal png size 900,500
+set output sprintf('latency-%d.png', readers)
+set title sprintf('Propagation latency by percentile, %d reader%s (loopback, each write timed from when it was due)', readers, readers == 1 ? '' : 's')
+set logscale x
 set logscale y
-set yrange [10:*]
+set xrange [1:100000]
+set xtics ('50%%' 2, '90%%' 10, '99%%' 100, '99.9%%' 1000, '99.99%%' 10000, '99.999%%' 100000)
 set ylabel 'µs'
-plot 'latency.dat' using 2:xtic(1) title 'p50', '' using 3 title 'p99', '' using 4 title 'p99.9'
-
-set title 'Throughput, one writer → 8 subscribers'
-set logscale y
-set yrange [100:*]
-set key below
-set ylabel 'per second'
-plot 'throughput.dat' using 2:xtic(1) title 'writes reaching all 8'
+set key top left
+set grid
+plot for [i=0:2] sprintf('latency-%d.dat', readers) index i using 2:3 with lines linewidth 2 title columnheader(1)

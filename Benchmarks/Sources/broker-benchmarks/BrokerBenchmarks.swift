@@ -1,11 +1,11 @@
 import Foundation
 
-/// The broker benchmarks of `make bench`. Every figure is printed next to a baseline measured
-/// in the same run, and is the median of several runs. Results go to `RESULTS.md` and a data
-/// file for the chart.
+/// The benchmarks of `make bench`. Every figure is printed next to a baseline measured in the
+/// same run, and is the median of several runs. The whole of `RESULTS.md` is written from the
+/// run, with the data files of its charts.
 ///
 /// Usage: `broker-benchmarks run BIN_DIR [RUNS [SECTION...]]` (the harness; naming sections,
-/// e.g. `latency`, runs only those and prints them without writing the results), or
+/// e.g. `latency`, runs only those, and the report's header says so), or
 /// `broker-benchmarks reader MODE ENDPOINT COUNT` (a reader process, started by the harness).
 @main
 enum BrokerBenchmarks {
@@ -23,19 +23,32 @@ enum BrokerBenchmarks {
       )
     default:
       print(
-        "usage: broker-benchmarks run BIN_DIR [RUNS [latency|throughput|staleness|contention|scale|durability|failover|cluster|short-lived|cas...]]"
+        "usage: broker-benchmarks run BIN_DIR [RUNS [\(sections.joined(separator: "|"))...]]"
           + " | reader MODE ENDPOINT COUNT | forwarder [acknowledging]"
       )
       exit(64)
     }
   }
 
+  /// The sections, in the order they run.
+  static let sections = [
+    "store-send", "latency", "throughput", "staleness", "contention", "scale", "durability",
+    "failover", "cluster", "short-lived", "cas",
+  ]
+
   static func harness(bin: String, runs: Int, only: Set<String>) async throws {
+    if let unknown = only.subtracting(sections).first {
+      throw BenchmarkError("no section \"\(unknown)\": \(sections.joined(separator: ", "))")
+    }
     let runner = Runs(bin: bin, selfPath: CommandLine.arguments[0])
-    var report = Report(runs: runs)
+    let command = (["broker-benchmarks"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+    var report = Report(
+      runs: runs, sections: sections.filter { only.isEmpty || only.contains($0) },
+      selected: !only.isEmpty, command: command)
     let writes = 10_000
     func wanted(_ section: String) -> Bool { only.isEmpty || only.contains(section) }
 
+    if wanted("store-send") { report.storeSend(from: ".build/composable") }
     for readers in [1, 8] where wanted("latency") {
       // Alternated within each run, so the machine's drift touches every path alike.
       let modes: [Runs.Mode] = [.rawProcess, .raw, .mirror]
@@ -47,7 +60,7 @@ enum BrokerBenchmarks {
         }
       }
       let paths = modes.map { Report.Path(mode: $0, runs: results[$0]!) }
-      report.latency(readers: readers, writes: writes, paths)
+      report.latency(readers: readers, writes: writes, pace: Runs.pace, paths)
       report.cpu(readers: readers, writes: writes, paths)
     }
 
@@ -70,7 +83,7 @@ enum BrokerBenchmarks {
       report.shortLived(try await runner.shortLivedClients(count: 10_000, timeout: 2))
     }
     if wanted("cas") { report.compareAndSet(try runner.compareAndSetAgainstRedis(runs: runs)) }
-    if only.isEmpty { try report.write() }
+    try report.write()
   }
 
   static func cluster(_ runner: Runs, runs: Int, into report: inout Report) async throws {

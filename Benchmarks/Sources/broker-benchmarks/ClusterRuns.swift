@@ -306,7 +306,10 @@ extension Runs {
     }
     return (
       (sizes[0], sizes[1]),
-      (median(Array(latencies.prefix(100))), median(Array(latencies.suffix(100))))
+      (
+        Distribution(Array(latencies.prefix(100))).percentile(0.5),
+        Distribution(Array(latencies.suffix(100))).percentile(0.5)
+      )
     )
   }
 }

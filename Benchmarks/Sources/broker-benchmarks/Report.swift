@@ -1,26 +1,24 @@
 import Foundation
 
-/// Collects the figures, prints them, and writes `RESULTS.md` plus `latency.dat` and
-/// `throughput.dat` for the chart.
+/// Collects the figures, prints them, and writes the whole of `RESULTS.md` from this run: a
+/// header that says what ran where, the sections in the order they ran, numbered as they come,
+/// and the data files of the charts (`Scripts/*.gnuplot` draws them).
 struct Report {
   let runs: Int
+  /// The sections this run makes, by name, and whether they were chosen by name.
+  let sections: [String]
+  let selected: Bool
+  let command: String
   private var markdown: [String] = []
-  private var chart: [String] = []
-  private var throughputChart: [String] = []
+  private var number = 0
+  /// The charts' data files: name, then lines.
+  private var charts: [(file: String, lines: [String])] = []
 
-  init(runs: Int) {
+  init(runs: Int, sections: [String], selected: Bool, command: String) {
     self.runs = runs
-    let machine = ProcessInfo.processInfo
-    markdown = [
-      "# Broker benchmarks",
-      "",
-      "Measured by `make bench` on \(machine.activeProcessorCount) cores, "
-        + "\(machine.physicalMemory >> 30) GiB, loopback TCP. Each figure is the median of "
-        + "\(runs) runs; each baseline was measured in the same run. The readers, writers and "
-        + "broker are separate processes, except the writer of the latency and throughput runs, "
-        + "which is the harness process itself.",
-      "",
-    ]
+    self.sections = sections
+    self.selected = selected
+    self.command = command
   }
 
   /// The spread of per-run values, the machine's noise: `1.61–1.83`.
@@ -29,8 +27,13 @@ struct Report {
   }
 
   private mutating func section(_ title: String, _ lines: [String]) {
-    markdown += ["## \(title)", ""] + lines + [""]
-    print((["", "== \(title)"] + lines).joined(separator: "\n"))
+    number += 1
+    markdown += ["## \(number). \(title)", ""] + lines + [""]
+    print((["", "== \(number). \(title)"] + lines).joined(separator: "\n"))
+  }
+
+  private mutating func chart(_ file: String, _ lines: [String]) {
+    charts.append((file, lines))
   }
 
   /// One path's runs of a latency section: per run, each reader's samples and the CPU used.
@@ -59,60 +62,67 @@ struct Report {
   }
 
   /// The paths' latencies; the first path is the baseline the goals name, the last is ours.
-  mutating func latency(readers: Int, writes: Int, _ paths: [Path]) {
-    func stat(_ runs: [[Double]], _ p: Double) -> Double { median(runs.map { percentile($0, p) }) }
+  mutating func latency(readers: Int, writes: Int, pace: Double, _ paths: [Path]) {
+    let distributions = paths.map { path in path.samples.map { Distribution($0) } }
+    func stat(_ runs: [Distribution], _ p: Double) -> Double {
+      median(runs.map { $0.percentile(p) })
+    }
     /// The p50 of the fastest and of the slowest reader (medians over runs).
     func order(_ path: Path) -> String {
-      let p50s = path.runs.map { $0.latencies.map { median($0) } }
+      let p50s = path.runs.map { $0.latencies.map { Distribution($0).percentile(0.5) } }
       let fastest = median(p50s.map { $0.min() ?? .nan })
       let slowest = median(p50s.map { $0.max() ?? .nan })
       return "\(format(fastest))–\(format(slowest)) µs"
     }
     var rows = [
       "Propagation from the writer's `withLock` (raw: its send) to each reader seeing the value, "
-        + "\(writes) writes paced 300 µs apart, \(readers) reader\(readers == 1 ? "" : "s") (µs):",
+        + "\(writes) writes due every \(format(pace, 0)) µs, \(readers) reader\(readers == 1 ? "" : "s") "
+        + "(µs, percentiles by HdrHistogram; each write timed from when it was due, so a writer "
+        + "held up counts against the path):",
       "",
       "| path | p50 | p99 | p99.9 |",
       "|---|---:|---:|---:|",
     ]
-    for path in paths {
-      let samples = path.samples
+    for (path, runs) in zip(paths, distributions) {
       rows.append(
-        "| \(path.name) | \(format(stat(samples, 0.5))) | \(format(stat(samples, 0.99))) | "
-          + "\(format(stat(samples, 0.999))) |")
+        "| \(path.name) | \(format(stat(runs, 0.5))) | \(format(stat(runs, 0.99))) | "
+          + "\(format(stat(runs, 0.999))) |")
     }
-    let ours = paths.last!.samples
+    let ours = distributions.last!
     rows.append("")
-    for (index, baseline) in paths.dropLast().enumerated() {
-      let raw = baseline.samples
+    for (index, (baseline, raw)) in zip(paths, distributions).dropLast().enumerated() {
       let p50 = stat(ours, 0.5) / stat(raw, 0.5)
       let p99 = stat(ours, 0.99) / stat(raw, 0.99)
       rows.append(
         "Against \(baseline.name): p50 **\(format(p50, 2))×**"
           + (index == 0 ? " (goal ≤ 1.3×)" : "") + ", p99 **\(format(p99, 2))×**; per run "
-          + "p50 \(spread(zip(ours, raw).map { percentile($0, 0.5) / percentile($1, 0.5) }))×, "
-          + "p99 \(spread(zip(ours, raw).map { percentile($0, 0.99) / percentile($1, 0.99) }))×.")
+          + "p50 \(spread(zip(ours, raw).map { $0.percentile(0.5) / $1.percentile(0.5) }))×, "
+          + "p99 \(spread(zip(ours, raw).map { $0.percentile(0.99) / $1.percentile(0.99) }))×.")
     }
     if readers > 1 {
       rows.append(
         "p50 of the fastest and of the slowest reader: "
           + paths.map { "\($0.chartName) \(order($0))" }.joined(separator: ", ")
           + ". The fastest reader shows what the hops before the readers take; the spread, how "
-          + "long two cores take to serve all the readers.")
+          + "long the cores take to serve all the readers.")
     }
-    section("1. Latency, \(readers) reader\(readers == 1 ? "" : "s")", rows)
-    for path in paths {
-      let samples = path.samples
-      chart.append(
-        "\"\(path.chartName) \(readers)r\" \(stat(samples, 0.5)) \(stat(samples, 0.99)) "
-          + "\(stat(samples, 0.999))")
+    rows += ["", "![latency distribution, \(readers) reader\(readers == 1 ? "" : "s")](latency-\(readers).png)"]
+    section("Latency, \(readers) reader\(readers == 1 ? "" : "s")", rows)
+    // Every run's samples together, one block per path.
+    var lines: [String] = []
+    for (path, runs) in zip(paths, distributions) {
+      var all = runs.first
+      for run in runs.dropFirst() { all!.add(run) }
+      // The block's first line names it (gnuplot's `columnheader`).
+      lines += ["\"\(path.chartName)\""] + (all?.chartLines() ?? []) + ["", ""]
     }
+    chart("latency-\(readers).dat", lines)
   }
 
   /// Where the CPU time of the latency runs went, per write: with 8 readers on 2 cores, how busy
   /// the machine is decides how long each reader waits for a core.
   mutating func cpu(readers: Int, writes: Int, _ paths: [Path]) {
-    let period = 300.0
+    let period = Runs.pace
     let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
     func perWrite(_ path: Path, _ figure: (Runs.PathRun) -> Double) -> Double {
       median(path.runs.map { figure($0.run) }) / Double(writes)
@@ -148,7 +158,7 @@ struct Report {
           + "**\(format(perWrite(ours, \.readersCPU) / perWrite(baseline, \.readersCPU), 2))×**"
           + (index == 0 ? " (goal ≤ 1.5×)" : "") + " (per run \(spread(readersPerRun))×).")
     }
-    section("1. CPU per write, \(readers) reader\(readers == 1 ? "" : "s")", rows)
+    section("CPU per write, \(readers) reader\(readers == 1 ? "" : "s")", rows)
   }
 
   mutating func throughput(writes: Int, ours: [Runs.ThroughputRun], raw: [Runs.ThroughputRun]) {
@@ -157,10 +167,6 @@ struct Report {
     }
     let rawWrites = middle(raw, \.writes)
     let ourWrites = middle(ours, \.writes)
-    throughputChart = [
-      "\"raw libzmq\" \(rawWrites)",
-      "\"SharedMirror\" \(ourWrites)",
-    ]
     func row(_ name: String, _ runs: [Runs.ThroughputRun]) -> String {
       let figures = [
         middle(runs, \.writes), middle(runs) { Double($0.published) },
@@ -169,7 +175,7 @@ struct Report {
       return "| \(name) | " + figures.map { format($0, 0) }.joined(separator: " | ") + " |"
     }
     section(
-      "2. Throughput, one writer, 8 subscribers",
+      "Throughput, one writer, 8 subscribers",
       [
         "The writer makes \(writes) writes as fast as it can (`withLock` on ours); the run ends when "
           + "every reader has seen the last one.",
@@ -191,10 +197,14 @@ struct Report {
 
   /// `ours` and `raw` hold, per run, each write's staleness (µs).
   mutating func staleness(readers: Int, writes: Int, ours: [[Double]], raw: [[Double]]) {
-    func stat(_ runs: [[Double]], _ p: Double) -> Double { median(runs.map { percentile($0, p) }) }
+    let ours = ours.map { Distribution($0) }
+    let raw = raw.map { Distribution($0) }
+    func stat(_ runs: [Distribution], _ p: Double) -> Double {
+      median(runs.map { $0.percentile(p) })
+    }
     let ratio = stat(ours, 0.5) / stat(raw, 0.5)
     section(
-      "2b. Staleness under flat-out writes, \(readers) subscribers",
+      "Staleness under flat-out writes, \(readers) subscribers",
       [
         "One writer sends \(writes) writes as fast as it can, each pipelined behind the previous one "
           + "(the wire protocol's own `WRITE`s, so it knows each one's `ACK`); per write, the time "
@@ -209,7 +219,7 @@ struct Report {
         "| SharedMirror `.broker` readers | \(format(stat(ours, 0.5))) | \(format(stat(ours, 0.99))) |",
         "",
         "p50: **\(format(ratio, 2))×** raw. Per run (noise): "
-          + "\(spread(zip(ours, raw).map { percentile($0, 0.5) / percentile($1, 0.5) }))×.",
+          + "\(spread(zip(ours, raw).map { $0.percentile(0.5) / $1.percentile(0.5) }))×.",
       ])
   }
 
@@ -217,7 +227,7 @@ struct Report {
     let ratio = median(four.map(\.0)) / median(one.map(\.0))
     let exact = (four + one).allSatisfy { $0.1 == 40_000 }
     section(
-      "3. Contention, 40,000 `withLock` increments",
+      "Contention, 40,000 `withLock` increments",
       [
         "| writers | wall time until confirmed (s) | final count |",
         "|---|---:|---:|",
@@ -231,21 +241,27 @@ struct Report {
   }
 
   mutating func scale(_ runs: [(Int, [Double], [Double])]) {
+    let gets = runs.map { Distribution($0.1) }
+    let joins = runs.map { Distribution($0.2) }
+    func stat(_ runs: [Distribution], _ p: Double, _ digits: Int = 1) -> String {
+      "\(format(median(runs.map { $0.percentile(p) }), digits)) "
+        + "(\(spread(runs.map { $0.percentile(p) }, digits)))"
+    }
     section(
-      "5. Broker scale: 100,000 keys, 100 connected clients",
+      "Broker scale: 100,000 keys, 100 connected clients",
       [
         "| measure | value |",
         "|---|---:|",
         "| broker resident memory (per run) | \(format(median(runs.map { Double($0.0) }) / 1024, 1)) MiB "
           + "(\(spread(runs.map { Double($0.0) / 1024 }, 1))) |",
-        "| GET snapshot round trip, p50 / p99 | \(format(median(runs.map { percentile($0.1, 0.5) }))) / \(format(median(runs.map { percentile($0.1, 0.99) }))) µs |",
-        "| late joiner, new client to synced key, p50 / p99 | \(format(median(runs.map { percentile($0.2, 0.5) }), 2)) / \(format(median(runs.map { percentile($0.2, 0.99) }), 2)) ms |",
+        "| GET snapshot round trip, p50 / p99 (per run) | \(stat(gets, 0.5)) / \(stat(gets, 0.99)) µs |",
+        "| late joiner, new client to synced key, p50 / p99 (per run) | \(stat(joins, 0.5, 2)) / \(stat(joins, 0.99, 2)) ms |",
       ])
   }
 
   mutating func durability(with: [Double], without: [Double], etcd: [Double]) {
     section(
-      "6. Durability cost",
+      "Durability cost",
       [
         "Sequential confirmed writes on one key (WRITE, wait for ACK, next):",
         "",
@@ -306,27 +322,33 @@ struct Report {
           + "for etcd's own transaction: **\(format(median(ratio), 2))×** (\(spread(ratio))).",
       ]
     }
-    let pings = rows.flatMap(\.pings)
-    let electionPings = election.flatMap(\.pings)
+    let pings = Distribution(rows.flatMap(\.pings))
+    let electionPings = Distribution(election.flatMap(\.pings))
     let exact = election.allSatisfy { $0.acknowledged == $0.versions }
     lines += [
       "",
       "Heartbeats (`PING` every 20 ms on a connection of its own) while the writers' transactions "
-        + "are out: p50 \(format(percentile(pings, 0.5), 2)) ms, p99 \(format(percentile(pings, 0.99), 2)) ms, "
-        + "slowest \(format(pings.max() ?? .nan, 2)) ms. With etcd's leader SIGKILLed under 4 writers on one "
-        + "key (\(election.count) runs): slowest \(format(electionPings.max() ?? .nan, 2)) ms (a client moves "
+        + "are out: p50 \(format(pings.percentile(0.5), 2)) ms, p99 \(format(pings.percentile(0.99), 2)) ms, "
+        + "slowest \(format(pings.max, 2)) ms. With etcd's leader SIGKILLed under 4 writers on one "
+        + "key (\(election.count) runs): slowest \(format(electionPings.max, 2)) ms (a client moves "
         + "after 1,500 ms of silence), \(election.map(\.unavailable).reduce(0, +)) answered `unavailable` "
         + "(a client moves at once); every write counted once: \(exact ? "yes" : "**no**") "
         + "(\(election.map(\.acknowledged).reduce(0, +)) acknowledged).",
     ]
-    section("8. A cluster on etcd", lines)
+    lines += ["", "![a cluster on etcd](cluster.png)"]
+    section("A cluster on etcd", lines)
+    chart(
+      "cluster.dat",
+      rows.map {
+        "\"\($0.writers) on \($0.keys)\" \(median($0.broker)) \(median($0.etcd)) \(median($0.single))"
+      })
   }
 
   mutating func shortLived(
     _ run: (sizes: (first: Int, last: Int), latencies: (first: Double, last: Double))
   ) {
     section(
-      "8b. A key written by 10,000 short-lived clients",
+      "A key written by 10,000 short-lived clients",
       [
         "Each client says HELLO and writes the key once, one after another, through a broker on "
           + "a 3-member etcd cluster with `--client-timeout 2`: the key's record in etcd is "
@@ -338,13 +360,13 @@ struct Report {
 
   /// What a user would pick instead for a shared counter: Redis's optimistic transactions.
   mutating func compareAndSet(_ lines: [String]) {
-    section("9. Compare-and-set from Python, against Redis", lines)
+    section("Compare-and-set from Python, against Redis", lines)
   }
 
   mutating func failover(_ runs: [[Double]]) {
-    let all = runs.flatMap { $0 }
+    let all = Distribution(runs.flatMap { $0 })
     section(
-      "7. Fail-over",
+      "Fail-over",
       [
         "Two brokers on a 3-member etcd cluster; a client given both. The broker it talks to is "
           + "SIGKILLed; the time from the kill until a write made right after it is confirmed "
@@ -352,26 +374,128 @@ struct Report {
         "",
         "| p50 | p99 | slowest |",
         "|---:|---:|---:|",
-        "| \(format(percentile(all, 0.5))) ms | \(format(percentile(all, 0.99))) ms | \(format(all.max() ?? .nan)) ms |",
+        "| \(format(all.percentile(0.5))) ms | \(format(all.percentile(0.99))) ms | \(format(all.max)) ms |",
         "",
-        "Median per run (noise): \(runs.map { format(median($0)) }.joined(separator: ", ")) ms.",
+        "Median per run (noise): \(runs.map { format(Distribution($0).percentile(0.5)) }.joined(separator: ", ")) ms.",
       ])
   }
 
-  func write() throws {
-    var text = markdown
-    // `make bench` runs composable-benchmarks first and keeps its table in composable.md.
-    let storeSend =
-      (try? String(contentsOfFile: "composable.md", encoding: .utf8))
-      .map { [$0.trimmingCharacters(in: .whitespacesAndNewlines)] }
-      ?? [
-        "Run `composable-benchmarks` (part of `make bench`) for ns per action against a direct reducer call."
-      ]
-    text += ["## 4. Store.send", ""] + storeSend + ["", "![latency](latency.png)", ""]
-    try text.joined(separator: "\n").write(toFile: "RESULTS.md", atomically: true, encoding: .utf8)
-    try (chart.joined(separator: "\n") + "\n").write(
-      toFile: "latency.dat", atomically: true, encoding: .utf8)
-    try (throughputChart.joined(separator: "\n") + "\n")
-      .write(toFile: "throughput.dat", atomically: true, encoding: .utf8)
+  /// `Store.send` and its reducers, from the percentile files of ordo-one's benchmark package
+  /// (`swift package benchmark --format histogramPercentiles`, which `make bench` runs first).
+  mutating func storeSend(from directory: String) {
+    let cases: [(name: String, baseline: String)] = [
+      ("trivial reducer, called directly", "trivial reducer, called directly"),
+      ("trivial reducer, Store.send", "trivial reducer, called directly"),
+      ("5 nested Scopes, called directly", "5 nested Scopes, called directly"),
+      ("5 nested Scopes, Store.send", "5 nested Scopes, called directly"),
+      ("@ObservableState trivial reducer, called directly", "trivial reducer, called directly"),
+      ("@ObservableState trivial reducer, Store.send", "trivial reducer, called directly"),
+      ("@ObservableState 5 nested Scopes, Store.send", "5 nested Scopes, called directly"),
+    ]
+    /// The value at a percentile of a benchmark's metric, per action.
+    func figure(_ name: String, _ metric: String, _ percentile: Int) -> Double? {
+      let file =
+        "\(directory)/Current_run.ComposableBenchmarks."
+        + name.replacingOccurrences(of: " ", with: "_") + ".\(metric).histogram.percentiles.tsv"
+      guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
+      for line in text.split(separator: "\n").dropFirst() {
+        let fields = line.split(separator: "\t")
+        if fields.count == 2, Int(fields[0]) == percentile { return Double(fields[1]) }
+      }
+      return nil
+    }
+    guard let trivial = figure("trivial reducer, Store.send", "wallClock", 50) else {
+      section(
+        "Store.send",
+        [
+          "Not measured: no results of `swift package benchmark` in `\(directory)` "
+            + "(`make bench` makes them before this harness runs)."
+        ])
+      return
+    }
+    var rows = [
+      "Each action on the main actor, a million per sample, measured by ordo-one's `benchmark` "
+        + "package (its samples give the spread: p50 and p99 over them; time in whole ns), "
+        + "with the same reducer called directly in the same run:",
+      "",
+      "| case | ns per action, p50 | p99 | allocations per action | over the direct call, p50 |",
+      "|---|---:|---:|---:|---:|",
+    ]
+    for (name, baseline) in cases {
+      let p50 = figure(name, "wallClock", 50) ?? .nan
+      let direct = figure(baseline, "wallClock", 50) ?? .nan
+      rows.append(
+        "| \(name) | \(format(p50, 0)) | \(format(figure(name, "wallClock", 99) ?? .nan, 0)) | "
+          + "\(format(figure(name, "mallocCountTotal", 50) ?? .nan, 0)) | "
+          + (name == baseline ? "—" : "+\(format(p50 - direct, 0)) ns") + " |")
+    }
+    rows += [
+      "",
+      "Goal: a trivial `Store.send` under 500 ns: \(format(trivial, 0)) ns, "
+        + "**\(trivial < 500 ? "met" : "not met")**.",
+    ]
+    section("Store.send", rows)
   }
+
+  /// Writes `RESULTS.md` (the header, then every section) and the charts' data files.
+  func write() throws {
+    let header = [
+      "# Benchmarks",
+      "",
+      "Written whole by the harness from one run; nothing in it is edited by hand.",
+      "",
+      "- **Commit:** \(Self.commit())",
+      "- **Date:** \(ISO8601DateFormatter().string(from: Date()))",
+      "- **Machine:** \(Self.machine())",
+      "- **Command:** `\(command)`"
+        + (selected ? "" : " (`make bench`: after `swift package benchmark` for `Store.send`)"),
+      "- **Sections:** " + (selected ? "only " : "all: ") + sections.joined(separator: ", "),
+      "- **Runs:** every figure is the median of \(runs) runs, each baseline measured in the same "
+        + "run, with the spread over the runs beside it. Readers, writers and brokers are separate "
+        + "processes on loopback TCP, except the writer of the latency and throughput runs, which "
+        + "is the harness itself.",
+      "",
+    ]
+    try (header + markdown).joined(separator: "\n")
+      .write(toFile: "RESULTS.md", atomically: true, encoding: .utf8)
+    for (file, lines) in charts {
+      try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+    }
+  }
+
+  /// The commit the benchmarks were built from, and whether the tree had other changes.
+  private static func commit() -> String {
+    let head = output("/usr/bin/git", ["rev-parse", "--short=12", "HEAD"]) ?? "unknown"
+    // Files this run writes do not count.
+    let changed = (output("/usr/bin/git", ["status", "--porcelain", "--", "..", ":!*.png", ":!RESULTS.md"]) ?? "")
+      .split(separator: "\n")
+    return "`\(head)`" + (changed.isEmpty ? "" : " with \(changed.count) uncommitted change(s)")
+  }
+
+  /// Cores, CPU model, memory and kernel.
+  private static func machine() -> String {
+    let info = ProcessInfo.processInfo
+    let cpu =
+      (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+      .split(separator: "\n").first { $0.hasPrefix("model name") }?
+      .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
+    let kernel = output("/usr/bin/uname", ["-r"]) ?? "unknown"
+    return "\(info.activeProcessorCount) cores (\(cpu)), \(info.physicalMemory >> 30) GiB, "
+      + "Linux \(kernel)"
+  }
+}
+
+/// What a command prints, trimmed; `nil` if it fails.
+func output(_ executable: String, _ arguments: [String]) -> String? {
+  let process = Process()
+  let pipe = Pipe()
+  process.executableURL = URL(fileURLWithPath: executable)
+  process.arguments = arguments
+  process.standardOutput = pipe
+  process.standardError = FileHandle.nullDevice
+  guard (try? process.run()) != nil else { return nil }
+  let data = pipe.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  guard process.terminationStatus == 0 else { return nil }
+  return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }

@@ -148,15 +148,22 @@ struct Runs {
 
   /// Paced writes; returns each reader's latency samples (µs, one per write it saw), and the
   /// run's CPU time.
+  /// How far apart the latency runs' writes are, in µs.
+  static let pace = 300.0
+
   func latency(
     _ mode: Mode, readers: Int, writes: Int
   ) async throws -> (latencies: [[Double]], run: PathRun) {
     var sent = [UInt64](repeating: 0, count: writes + 1)
     let run = try await withPath(mode, readers: readers, target: writes) { send in
+      // Each write on a fixed schedule, its latency counted from when it was due: a writer held
+      // up by the path delays the writes behind it, and that counts against the path (no
+      // coordinated omission).
+      let start = now()
       for count in 1...writes {
-        sent[count] = now()
+        sent[count] = start + UInt64(count - 1) * UInt64(Self.pace * 1_000)
+        pause(until: sent[count])
         try send(count)
-        pause(microseconds: 300)
       }
     }
     let latencies = run.samples.map { reader in

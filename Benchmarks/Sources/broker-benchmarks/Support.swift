@@ -1,4 +1,5 @@
 import Foundation
+import Histogram
 import SharedBroker
 import Synchronization
 import ZeroMQ
@@ -19,6 +20,14 @@ func pause(microseconds: UInt64) {
   while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
 }
 
+/// Sleeps the thread until `deadline` (nanoseconds on CLOCK_MONOTONIC, as ``now()``); returns at
+/// once if it has passed.
+func pause(until deadline: UInt64) {
+  var target = timespec(
+    tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+  while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &target, nil) == EINTR {}
+}
+
 /// CPU time (user + system, all threads, exited ones included) a process has used so far, in µs,
 /// from `/proc/PID/stat`; its resolution is a clock tick (10 ms).
 func cpuMicroseconds(pid: Int32 = getpid()) -> Double {
@@ -31,13 +40,69 @@ func cpuMicroseconds(pid: Int32 = getpid()) -> Double {
   return (user + system) * 1e6 / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
-func percentile(_ samples: [Double], _ p: Double) -> Double {
-  guard !samples.isEmpty else { return .nan }
-  let sorted = samples.sorted()
-  return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+/// A distribution of samples (µs or ms, any sign), kept by HdrHistogram to 3 significant
+/// digits of each sample's distance from the smallest one.
+struct Distribution {
+  private(set) var histogram = Histogram<UInt64>(
+    highestTrackableValue: 3_600_000_000_000, numberOfSignificantValueDigits: .three)
+  /// The smallest sample: staleness can be negative, a histogram's values cannot.
+  private let base: Double
+  /// Samples are recorded in thousandths of their unit.
+  private static let scale = 1_000.0
+
+  init(_ samples: [Double]) {
+    base = min(samples.min() ?? 0, 0)
+    for sample in samples { _ = histogram.record(UInt64(((sample - base) * Self.scale).rounded())) }
+  }
+
+  var isEmpty: Bool { histogram.totalCount == 0 }
+  var count: Int { Int(histogram.totalCount) }
+
+  /// The value at or below which `p` (0...1) of the samples lie.
+  func percentile(_ p: Double) -> Double {
+    guard !isEmpty else { return .nan }
+    return Double(histogram.valueAtPercentile(p * 100)) / Self.scale + base
+  }
+
+  var max: Double { isEmpty ? .nan : Double(histogram.max) / Self.scale + base }
+
+  /// Adds another run's samples.
+  mutating func add(_ other: Distribution) {
+    guard other.base >= base else {
+      var merged = other
+      merged.add(self)
+      self = merged
+      return
+    }
+    if other.base == base {
+      histogram.add(other.histogram)
+    } else {
+      let shift = UInt64(((other.base - base) * Self.scale).rounded())
+      for value in other.histogram.recordedValues() {
+        _ = histogram.record(value.value + shift, count: value.count)
+      }
+    }
+  }
+
+  /// The percentile distribution for a chart: per line, the percentile (0–100), `1/(1-p)` (the
+  /// x axis of HdrHistogram's plots) and the value.
+  func chartLines() -> [String] {
+    histogram.percentiles(ticksPerHalfDistance: 5).map { step in
+      let fraction = step.percentileLevelIteratedTo / 100
+      let inverse = fraction < 1 ? 1 / (1 - fraction) : 1_000_000
+      return "\(step.percentileLevelIteratedTo) \(inverse) \(Double(step.value) / Self.scale + base)"
+    }
+  }
 }
 
-func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
+/// The median of a handful of per-run figures (not a distribution: those go in a
+/// ``Distribution``).
+func median(_ values: [Double]) -> Double {
+  guard !values.isEmpty else { return .nan }
+  let sorted = values.sorted()
+  return sorted.count % 2 == 1
+    ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
 
 func format(_ value: Double, _ digits: Int = 1) -> String {
   String(format: "%.\(digits)f", value)
