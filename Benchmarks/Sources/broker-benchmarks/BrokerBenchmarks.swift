@@ -14,6 +14,8 @@ enum BrokerBenchmarks {
     switch arguments.first {
     case "reader":
       try await Reader.run(Array(arguments.dropFirst()))
+    case "clients":
+      try ManyClients.run(Array(arguments.dropFirst()))
     case "forwarder":
       try RawForwarder.serve(acknowledges: arguments.dropFirst().first == "acknowledging")
     case "run" where arguments.count >= 2:
@@ -33,7 +35,7 @@ enum BrokerBenchmarks {
   /// The sections, in the order they run.
   static let sections = [
     "store-send", "latency", "throughput", "staleness", "contention", "scale", "durability",
-    "failover", "cluster", "short-lived", "cas",
+    "failover", "cluster", "short-lived", "cas", "clients",
   ]
 
   static func harness(bin: String, runs: Int, only: Set<String>) async throws {
@@ -83,6 +85,20 @@ enum BrokerBenchmarks {
       report.shortLived(try await runner.shortLivedClients(count: 10_000, timeout: 2))
     }
     if wanted("cas") { report.compareAndSet(try runner.compareAndSetAgainstRedis(runs: runs)) }
+    if wanted("clients") {
+      var rows: [Report.ClientsRow] = []
+      for clients in [1_000, 4_000, 8_000] {
+        var row = Report.ClientsRow(clients: clients)
+        for _ in 0..<runs {
+          // Alternated within each run, as the latency paths are.
+          row.raw.append(
+            try runner.manyClients(.rawProcess, clients: clients, writes: 20, pace: 500))
+          row.ours.append(try runner.manyClients(.mirror, clients: clients, writes: 20, pace: 500))
+        }
+        rows.append(row)
+      }
+      report.clients(rows)
+    }
     try report.write()
   }
 

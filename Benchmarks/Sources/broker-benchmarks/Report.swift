@@ -380,6 +380,73 @@ struct Report {
       ])
   }
 
+  /// One row of the clients' table: per run, the raw forwarder's and the broker's.
+  struct ClientsRow {
+    let clients: Int
+    var raw: [Runs.ClientsRun] = []
+    var ours: [Runs.ClientsRun] = []
+  }
+
+  mutating func clients(_ rows: [ClientsRow]) {
+    func stat(_ runs: [Runs.ClientsRun], _ p: Double) -> Double {
+      median(runs.map { Distribution($0.latencies).percentile(p) })
+    }
+    func ratios(_ row: ClientsRow, _ figure: (Runs.ClientsRun) -> Double) -> [Double] {
+      zip(row.ours, row.raw).map { figure($0) / figure($1) }
+    }
+    var lines = [
+      "Clients connected to one broker, each a DEALER that said `HELLO` and sends a `PING` every "
+        + "500 ms (the default heartbeat) and a SUB connection on the key, spread over 4 client "
+        + "processes; beside them, in the same run, a raw libzmq forwarder process (ROUTER in, PUB "
+        + "out, answering each write) with as many silent DEALER and SUB connections. A writer of "
+        + "its own makes 20 writes due 500 ms apart; each is timed from when it was due until the "
+        + "last subscription got it (ms). CPU per write is the server's, less what heartbeats "
+        + "take in the same time.",
+      "",
+      "| clients | all synced | p50, ours / raw | p99, ours / raw | CPU per write, ours / raw (µs) | heartbeats, share of a core | memory per client, ours / raw |",
+      "|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows {
+      let synced = (row.ours + row.raw).allSatisfy(\.synced)
+      let p50 = ratios(row) { Distribution($0.latencies).percentile(0.5) }
+      let p99 = ratios(row) { Distribution($0.latencies).percentile(0.99) }
+      let cpu = ratios(row, \.cpuPerWrite)
+      lines.append(
+        "| \(row.clients) | \(synced ? "yes" : "**no**") | "
+          + "\(format(stat(row.ours, 0.5))) / \(format(stat(row.raw, 0.5))) (**\(format(median(p50), 2))×**, \(spread(p50))) | "
+          + "\(format(stat(row.ours, 0.99))) / \(format(stat(row.raw, 0.99))) (**\(format(median(p99), 2))×**, \(spread(p99))) | "
+          + "\(format(median(row.ours.map(\.cpuPerWrite)), 0)) / \(format(median(row.raw.map(\.cpuPerWrite)), 0)) "
+          + "(**\(format(median(cpu), 2))×**, \(spread(cpu))) | "
+          + "\(format(100 * median(row.ours.map(\.heartbeatCore)), 1))% | "
+          + "\(format(median(row.ours.map(\.kilobytesPerClient)), 0)) / "
+          + "\(format(median(row.raw.map(\.kilobytesPerClient)), 0)) KiB |")
+    }
+    let idle = rows.flatMap { $0.ours.map(\.idleTicks) }
+    lines += [
+      "",
+      "Goals: latency and CPU per write ≤ 1.1× raw's, heartbeats ≤ 10% of a core at 8,000 "
+        + "clients. With nothing connected the broker used \(idle.max() ?? 0) CPU ticks (10 ms) in "
+        + "2 s (every run: \(idle.map(String.init).joined(separator: ", "))).",
+    ]
+    if let largest = rows.last {
+      // What bounds one broker on a bigger machine, from this run's figures.
+      let heartbeatPerClient = median(largest.ours.map(\.heartbeatCore)) / Double(largest.clients)
+      let fanOutPerClient = median(largest.ours.map(\.cpuPerWrite)) / Double(largest.clients)
+      let memory = median(largest.ours.map(\.kilobytesPerClient))
+      lines += [
+        "",
+        "Beyond \(largest.clients): per client, heartbeats take \(format(heartbeatPerClient * 1e6, 2)) µs "
+          + "of broker CPU per second (a core holds about \(format(1 / heartbeatPerClient / 1000, 0)),000 "
+          + "clients' heartbeats), each write's fan-out \(format(fanOutPerClient, 2)) µs (one write per second "
+          + "to 100,000 clients would take \(format(fanOutPerClient * 100_000 / 1e4, 0))% of a core; the "
+          + "broker's one thread serves it all), memory \(format(memory, 0)) KiB "
+          + "(100,000 clients: \(format(memory * 100_000 / 1_048_576, 1)) GiB), and two open files, so "
+          + "the open-file limit (`capacity=` in the broker's log) bounds it first on most systems.",
+      ]
+    }
+    section("Thousands of clients on one broker", lines)
+  }
+
   /// `Store.send` and its reducers, from the percentile files of ordo-one's benchmark package
   /// (`swift package benchmark --format histogramPercentiles`, which `make bench` runs first).
   mutating func storeSend(from directory: String) {

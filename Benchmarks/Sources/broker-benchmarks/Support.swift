@@ -15,7 +15,8 @@ func now() -> UInt64 {
 /// Sleeps the thread (`Task.sleep` is far coarser than the pacing the latency runs need). It does
 /// not spin: a spinning writer would take one of the two cores away from the path it measures.
 func pause(microseconds: UInt64) {
-  var request = timespec(tv_sec: 0, tv_nsec: Int(microseconds * 1_000))
+  var request = timespec(
+    tv_sec: Int(microseconds / 1_000_000), tv_nsec: Int(microseconds % 1_000_000 * 1_000))
   var remaining = timespec()
   while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
 }
@@ -196,13 +197,7 @@ final class BrokerProcess {
     child.process.waitUntilExit()
   }
 
-  var residentKilobytes: Int {
-    let status =
-      (try? String(
-        contentsOfFile: "/proc/\(child.process.processIdentifier)/status", encoding: .utf8)) ?? ""
-    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-    return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-  }
+  var residentKilobytes: Int { residentMemory(pid: child.process.processIdentifier) }
 
   /// A DEALER that speaks the wire protocol itself, connected and past `HELLO` as `client`.
   /// `options` are set before it connects (libzmq copies them at `connect`).
