@@ -138,7 +138,9 @@ public final class BrokerServer: Service, Sendable {
         publisherEndpoint: placeholder, entries: log.loaded, now: elapsed())
       backend = .log(log)
     }
-    let ready = Mutex<Result<(BrokerEndpoints, budget: ConnectionBudget), any Error>?>(nil)
+    let ready = Mutex<
+      Result<(BrokerEndpoints, budget: ConnectionBudget, openFileLimit: Int), any Error>?
+    >(nil)
     let bound = DispatchSemaphore(value: 0)
     let owned = UncheckedOwned(machine: machine, backend: backend)
     let thread = IOThread(name: "sm-broker") { [self] in
@@ -168,7 +170,7 @@ public final class BrokerServer: Service, Sendable {
         let files = Self.openFiles()
         let budget = ConnectionBudget(
           clients: ConnectionBudget.clients(openFileLimit: files.limit, inUse: files.inUse))
-        ready.withLock { $0 = .success((endpoints, budget)) }
+        ready.withLock { $0 = .success((endpoints, budget, files.limit)) }
         bound.signal()
         var machine = owned.machine
         machine.publisherEndpoint = endpoints.publisher
@@ -182,7 +184,7 @@ public final class BrokerServer: Service, Sendable {
       }
     }
     bound.wait()
-    let (endpoints, budget) = try ready.withLock { $0! }.get()
+    let (endpoints, budget, openFileLimit) = try ready.withLock { $0! }.get()
     phase.withLock { $0 = .running(thread, wake, endpoints) }
     let curve = configuration.curve.map { "on, allow-list of \($0.allowedClientKeys.count)" }
     logger.info(
@@ -194,7 +196,7 @@ public final class BrokerServer: Service, Sendable {
         "instance": "\(machine.instance)",
         "keys": "\(machine.statistics.keys)",
         "curve": "\(curve ?? "off")",
-        "capacity": "\(budget.clients) clients (open-file limit \(Self.openFiles().limit))",
+        "capacity": "\(budget.clients) clients (open-file limit \(openFileLimit))",
       ]
     )
     if configuration.curve?.allowedClientKeys.isEmpty == true {

@@ -46,11 +46,9 @@ struct ConnectionBudget {
   mutating func accepted(_ descriptor: UInt32, on listener: Listener, at now: Duration)
     -> Decision
   {
-    guard kept(listener) >= clients else {
-      open[listener]!.insert(descriptor)
-      return .keep
-    }
+    let full = kept(listener) >= clients
     open[listener]!.insert(descriptor)
+    guard full else { return .keep }
     refusing.insert(descriptor)
     refused += 1
     refusedSinceLog += 1
