@@ -35,8 +35,10 @@ public final class EtcdBrokerStore: BrokerCluster {
     /// What the broker has not taken yet, in order.
     var events: [BrokerClusterEvent] = []
     var available = true
-    /// Since when etcd has not answered (nil: it answered last).
-    var failingSince: ContinuousClock.Instant?
+    /// When the newest question etcd answered was sent.
+    var lastAnswered = ContinuousClock.now
+    /// The last failure, for the log.
+    var lastError: String?
     var wake: (@Sendable () -> Void)?
     var tasks: [Task<Void, Never>] = []
     var closed = false
@@ -118,7 +120,8 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   // MARK: - BrokerCluster
 
-  /// Whether etcd's quorum answered within the last `unavailableAfter` (probed every half second).
+  /// Whether etcd's quorum answered a question sent within the last `unavailableAfter` (asked
+  /// every half second).
   public var isAvailable: Bool { state.withLock { $0.available } }
 
   /// Called when events wait: a commit's answer, changes the watch brought, or availability.
@@ -150,7 +153,7 @@ public final class EtcdBrokerStore: BrokerCluster {
     ).whenComplete { [self] result in
       if case .success = result {
         commitDuration.record(duration: ContinuousClock.now - started)
-        heard(nil)
+        heard(answerTo: started)
       } else {
         commitFailures.increment()
       }
@@ -164,7 +167,7 @@ public final class EtcdBrokerStore: BrokerCluster {
             .changed(current.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) }))
         )
       case .failure(let error):
-        heard(error)
+        heard(error: error)
         completion(.failure(error))
       }
     }
@@ -172,11 +175,12 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   /// One etcd put, unconditional; a failure counts as etcd not answering.
   public func put(key: String, record: Data) {
+    let sent = ContinuousClock.now
     etcd.transactionFuture(
       compare: [], success: [.put(keysPrefix + Data(key.utf8), record)], failure: []
     )
       .whenComplete { [self] result in
-        if case .failure(let error) = result { heard(error) } else { heard(nil) }
+        if case .failure(let error) = result { heard(error: error) } else { heard(answerTo: sent) }
       }
   }
 
@@ -249,34 +253,45 @@ public final class EtcdBrokerStore: BrokerCluster {
     }
   }
 
-  /// Asks etcd's quorum every half second whether it answers.
+  /// Asks etcd's quorum every half second whether it answers, without waiting for one answer
+  /// before the next question: a request that no member answers takes the request timeout on
+  /// each member, and waiting for it put the verdict seconds past `unavailableAfter`. Each
+  /// half second the clock decides: etcd is unavailable once no question sent within the last
+  /// `unavailableAfter` was answered, whatever is still in flight.
   private func probe() async {
-    let clusterKey = keysPrefix.dropLast("keys/".count) + Data("cluster".utf8)
-    while !Task.isCancelled {
-      do {
-        _ = try await etcd.range(Data(clusterKey))
-        heard(nil)
-      } catch {
-        if Task.isCancelled { return }
-        heard(error)
+    let clusterKey = Data(keysPrefix.dropLast("keys/".count) + Data("cluster".utf8))
+    await withDiscardingTaskGroup { group in
+      while !Task.isCancelled {
+        let sent = ContinuousClock.now
+        group.addTask { [self] in
+          do {
+            _ = try await etcd.range(clusterKey)
+            heard(answerTo: sent)
+          } catch {
+            if !Task.isCancelled { heard(error: error) }
+          }
+        }
+        try? await Task.sleep(for: .milliseconds(500))
+        heard()
       }
-      try? await Task.sleep(for: .milliseconds(500))
+      group.cancelAll()
     }
   }
 
-  /// Records an answer from etcd (`nil`) or a failure; etcd becomes unavailable once it has
-  /// failed for `unavailableAfter`, and available again at its next answer.
-  private func heard(_ error: (any Error)?) {
+  /// Records an answer to the question sent at `sent`, or a failure, and decides by the clock:
+  /// unavailable once no question sent within `unavailableAfter` was answered, and available
+  /// again at the next answer.
+  private func heard(answerTo sent: ContinuousClock.Instant? = nil, error: (any Error)? = nil) {
     let now = ContinuousClock.now
-    let (changed, available) = state.withLock { state in
-      if error == nil {
-        state.failingSince = nil
-      } else if state.failingSince == nil {
-        state.failingSince = now
+    let (changed, available, failure) = state.withLock { state in
+      if let sent {
+        state.lastAnswered = max(state.lastAnswered, sent)
+        state.lastError = nil
       }
-      let available = state.failingSince.map { now - $0 < unavailableAfter } ?? true
+      if let error { state.lastError = "\(error)" }
+      let available = now - state.lastAnswered < unavailableAfter
       defer { state.available = available }
-      return (state.available != available && !state.closed, available)
+      return (state.available != available && !state.closed, available, state.lastError)
     }
     guard changed else { return }
     queue([.availability(available)])
@@ -284,8 +299,8 @@ public final class EtcdBrokerStore: BrokerCluster {
       logger.notice("etcd answers again")
     } else {
       logger.error(
-        "etcd unreachable: refusing writes",
-        metadata: ["for": "\(unavailableAfter)", "error": "\(error.map { "\($0)" } ?? "")"])
+        "etcd unreachable: answering clients unavailable",
+        metadata: ["for": "\(unavailableAfter)", "error": "\(failure ?? "no answer")"])
     }
   }
 
