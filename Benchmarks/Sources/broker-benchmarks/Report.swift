@@ -9,6 +9,9 @@ struct Report {
   let sections: [String]
   let selected: Bool
   let command: String
+  /// Taken when the run starts: the binaries are built from the tree as it is then.
+  private let commit = Report.currentCommit()
+  private let started = Date()
   private var markdown: [String] = []
   private var number = 0
   /// The charts' data files: name, then lines.
@@ -511,8 +514,8 @@ struct Report {
       "",
       "Written whole by the harness from one run; nothing in it is edited by hand.",
       "",
-      "- **Commit:** \(Self.commit())",
-      "- **Date:** \(ISO8601DateFormatter().string(from: Date()))",
+      "- **Commit:** \(commit)",
+      "- **Date:** \(ISO8601DateFormatter().string(from: started)) (start of the run)",
       "- **Machine:** \(Self.machine())",
       "- **Command:** `\(command)`"
         + (selected ? "" : " (`make bench`: after `swift package benchmark` for `Store.send`)"),
@@ -531,7 +534,7 @@ struct Report {
   }
 
   /// The commit the benchmarks were built from, and whether the tree had other changes.
-  private static func commit() -> String {
+  private static func currentCommit() -> String {
     let head = output("/usr/bin/git", ["rev-parse", "--short=12", "HEAD"]) ?? "unknown"
     // Files this run writes do not count.
     let changed = (output("/usr/bin/git", ["status", "--porcelain", "--", "..", ":!*.png", ":!RESULTS.md"]) ?? "")
