@@ -66,7 +66,8 @@ bench: deps
 	  "$$(cd .. && $(SWIFT) build -c release --show-bin-path)" 5 $(SECTIONS)
 	cd Benchmarks && for readers in 1 8; do \
 	  [ ! -f latency-$$readers.dat ] || gnuplot -e "readers=$$readers" Scripts/latency.gnuplot; done
-	cd Benchmarks && [ ! -f cluster.dat ] || gnuplot Scripts/cluster.gnuplot
+	cd Benchmarks && for chart in cluster clients; do \
+	  [ ! -f $$chart.dat ] || gnuplot Scripts/$$chart.gnuplot; done
 
 # Instructions per write on the broker path (reader, writer, broker), counted by callgrind:
 # unlike timings, these repeat to within a percent. See Benchmarks/PROFILING.md.

@@ -447,7 +447,14 @@ struct Report {
           + "the open-file limit (`capacity=` in the broker's log) bounds it first on most systems.",
       ]
     }
+    lines += ["", "![thousands of clients](clients.png)"]
     section("Thousands of clients on one broker", lines)
+    chart(
+      "clients.dat",
+      rows.map {
+        "\($0.clients) \(stat($0.ours, 0.5)) \(stat($0.raw, 0.5)) \(stat($0.ours, 0.99)) "
+          + "\(stat($0.raw, 0.99))"
+      })
   }
 
   /// `Store.send` and its reducers, from the percentile files of ordo-one's benchmark package
