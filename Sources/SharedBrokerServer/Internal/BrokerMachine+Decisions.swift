@@ -9,7 +9,7 @@ extension BrokerMachine {
     // log's single write is applied in place once stored, without copying the entry. Not
     // optional (`present` says whether the key has an entry): reading a field of an optional
     // entry copies all of it.
-    var (working, present, seeded, revision) = Self.inPlace(&keys[key]!) {
+    var (working, present, seeded, revision) = inPlace(key: key) {
       ($0.entry ?? .empty, $0.entry != nil, $0.seeded, $0.revision)
     }
     var log: [BrokerLog.Record] = []

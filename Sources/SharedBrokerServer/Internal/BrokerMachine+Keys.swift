@@ -85,6 +85,12 @@ extension BrokerMachine {
     body(&state)
   }
 
+  /// Runs `body` in place on the state of `key`, which must be held: through its index, since
+  /// `keys[key]!` moves the state out and back, copying it.
+  mutating func inPlace<Result>(key: String, _ body: (inout KeyState) -> Result) -> Result {
+    body(&keys.values[keys.index(forKey: key)!])
+  }
+
   // MARK: - Batches
 
   mutating func enqueue(_ request: KeyRequest, on key: String, into actions: inout [Action]) {
@@ -153,7 +159,7 @@ extension BrokerMachine {
       }
       var again = decide(batch.requests, on: key, attempts: batch.attempts + 1)
       again.inDoubt = false
-      keys[key]!.flight = again
+      inPlace(key: key) { $0.flight = again }
       flights[again.commit.token] = key
       actions.append(.commit(again.commit))
     case .refused(let reason) where !batch.inDoubt:
@@ -166,7 +172,7 @@ extension BrokerMachine {
         actions.append(.report(.commitUnanswered(key: key, reason: reason)))
       }
       batch.inDoubt = true
-      keys[key]!.flight = batch
+      inPlace(key: key) { $0.flight = batch }
       retries[key] = now + Self.retryDelay
     }
   }
@@ -178,7 +184,7 @@ extension BrokerMachine {
     batch.commit = Commit(
       token: nextToken, key: key, revision: batch.commit.revision, record: batch.commit.record,
       log: batch.commit.log)
-    keys[key]!.flight = batch
+    inPlace(key: key) { $0.flight = batch }
     flights[nextToken] = key
     actions.append(.commit(batch.commit))
   }
@@ -188,7 +194,7 @@ extension BrokerMachine {
     _ batch: inout Batch, on key: String, at revision: Int64, into actions: inout [Action]
   ) {
     let (backend, instance) = (backend, instance)
-    let added = Self.inPlace(&keys[key]!) { state in
+    let added = inPlace(key: key) { state in
       let had = state.entry != nil
       switch backend {
       case .log:
@@ -239,16 +245,16 @@ extension BrokerMachine {
       }
       if let ticket = request.ticket { replies.answer(ticket, with: answer, into: &actions) }
     }
-    keys[key]!.flight = nil
+    inPlace(key: key) { $0.flight = nil }
     afterFlight(key, into: &actions)
   }
 
   private mutating func afterFlight(_ key: String, into actions: inout [Action]) {
-    retries[key] = nil
-    if let watched = Self.inPlace(&keys[key]!, { $0.watched.take() }) {
-      absorb(watched, into: key, &actions)
-    }
-    startBatch(key, into: &actions)
+    // Hashing the key costs more than asking whether any commit waits to be sent again.
+    if !retries.isEmpty { retries[key] = nil }
+    let (watched, waiting) = inPlace(key: key) { ($0.watched.take(), !$0.queued.isEmpty) }
+    if let watched { absorb(watched, into: key, &actions) }
+    if waiting { startBatch(key, into: &actions) }
   }
 
   private mutating func release(_ batch: inout Batch, on key: String, into actions: inout [Action])
