@@ -9,8 +9,16 @@ import Foundation
 /// `broker-benchmarks reader MODE ENDPOINT COUNT` (a reader process, started by the harness).
 @main
 enum BrokerBenchmarks {
-  static func main() async throws {
-    let arguments = Array(CommandLine.arguments.dropFirst())
+  static func main() async {
+    do {
+      try await run(Array(CommandLine.arguments.dropFirst()))
+    } catch {
+      FileHandle.standardError.write(Data("broker-benchmarks: \(error)\n".utf8))
+      exit(1)
+    }
+  }
+
+  static func run(_ arguments: [String]) async throws {
     switch arguments.first {
     case "reader":
       try await Reader.run(Array(arguments.dropFirst()))
@@ -19,14 +27,16 @@ enum BrokerBenchmarks {
     case "forwarder":
       try RawForwarder.serve(acknowledges: arguments.dropFirst().first == "acknowledging")
     case "run" where arguments.count >= 2:
-      try await harness(
-        bin: arguments[1], runs: arguments.count > 2 ? Int(arguments[2]) ?? 3 : 3,
-        only: Set(arguments.dropFirst(3))
-      )
+      let runs = arguments.count > 2 ? Int(arguments[2]) : 3
+      guard let runs, runs >= 1 else {
+        throw BenchmarkError("RUNS must be a whole number of 1 or more, not \"\(arguments[2])\"")
+      }
+      try await harness(bin: arguments[1], runs: runs, only: Set(arguments.dropFirst(3)))
     default:
       print(
         "usage: broker-benchmarks run BIN_DIR [RUNS [\(sections.joined(separator: "|"))...]]"
-          + " | reader MODE ENDPOINT COUNT | forwarder [acknowledging]"
+          + " | reader MODE ENDPOINT COUNT | clients MODE ROUTER PUBLISHER COUNT FIRST WRITES"
+          + " | forwarder [acknowledging]"
       )
       exit(64)
     }
