@@ -282,6 +282,7 @@ let package = Package(
     .target(
       name: "TestSupport",
       dependencies: [
+        "SharedBrokerTesting",
         .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
         .product(name: "Subprocess", package: "swift-subprocess"),
       ],

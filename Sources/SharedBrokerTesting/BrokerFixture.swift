@@ -4,7 +4,8 @@ public import SharedBroker
 public import SharedBrokerServer
 import Synchronization
 
-/// A broker running inside the test process, on ephemeral loopback ports, with helpers to make
+/// A broker running inside the test process, on loopback ports that stay its own across
+/// ``restart()`` (see ``RestartableEndpoints``), with helpers to make
 /// independent clients (each with its own ZeroMQ context, like separate processes) and to stop
 /// and restart the broker with its data.
 ///
@@ -33,7 +34,7 @@ public final class BrokerFixture: Sendable {
   private let state: Mutex<(server: BrokerServer?, endpoints: BrokerEndpoints?, clients: [BrokerClient])>
   private let ownsDirectory: Bool
 
-  /// Starts a broker on `tcp://127.0.0.1:*`.
+  /// Starts a broker on free loopback ports below the ephemeral range.
   ///
   /// - Parameters:
   ///   - persistent: Keep data in a fresh temporary directory, so ``restart()`` keeps it.
@@ -74,8 +75,10 @@ public final class BrokerFixture: Sendable {
     self.clock = clock
     self.maxValueSize = maxValueSize
     state = Mutex((nil, nil, []))
-    let server = makeServer(listen: "tcp://127.0.0.1:*", publish: "tcp://127.0.0.1:*")
-    let endpoints = try server.start()
+    let (server, endpoints) = try RestartableEndpoints.bind { endpoints in
+      let server = makeServer(listen: endpoints.router, publish: endpoints.publisher)
+      return (server, try server.start())
+    }
     state.withLock { $0 = (server, endpoints, []) }
   }
 

@@ -6,6 +6,7 @@ import Logging
 @testable import SharedBrokerProtocol
 @testable import SharedBrokerServer
 import SharedBrokerCluster
+import SharedBrokerTesting
 import Sharing
 import Testing
 import TestSupport
@@ -460,7 +461,7 @@ struct ClusterTests {
     await etcd.shutdown()
 
     let fresh = try await EtcdCluster(members: 1)
-    let second = try await ClusterBroker(fresh, seedWindow: .seconds(1), listen: first.router, publish: first.publisher)
+    let second = try await ClusterBroker(fresh, seedWindow: .seconds(1), on: first.endpoints)
     defer { second.stop() }
     #expect(second.instance != first.instance)
     for _ in 0..<3 { count.withLock { $0 += 1 } }
@@ -472,25 +473,27 @@ struct ClusterTests {
   }
 }
 
-/// A broker in this process on an etcd cluster, on free loopback ports.
+/// A broker in this process on an etcd cluster, on loopback ports it can be restarted on.
 final class ClusterBroker: Sendable {
   let server: BrokerServer
-  let router: String
-  let publisher: String
+  let endpoints: RestartableEndpoints
   let instance: String
+  var router: String { endpoints.router }
+  var publisher: String { endpoints.publisher }
 
-  init(
-    _ etcd: EtcdCluster, seedWindow: Duration = .zero, listen: String = "tcp://127.0.0.1:*",
-    publish: String = "tcp://127.0.0.1:*"
-  ) async throws {
+  /// - Parameter endpoints: Where to listen (new ports below the ephemeral range otherwise).
+  init(_ etcd: EtcdCluster, seedWindow: Duration = .zero, on endpoints: RestartableEndpoints? = nil) async throws {
     let store = try await EtcdBrokerStore.connect(endpoints: etcd.clientURLs)
     instance = store.instance
-    server = BrokerServer(
-      configuration: BrokerConfiguration(listen: listen, publish: publish, seedWindow: seedWindow),
-      cluster: store)
-    let endpoints = try server.start()
-    router = endpoints.router
-    publisher = endpoints.publisher
+    func start(_ endpoints: RestartableEndpoints) throws -> (BrokerServer, RestartableEndpoints) {
+      let server = BrokerServer(
+        configuration: BrokerConfiguration(
+          listen: endpoints.router, publish: endpoints.publisher, seedWindow: seedWindow),
+        cluster: store)
+      try server.start()
+      return (server, endpoints)
+    }
+    (server, self.endpoints) = try endpoints.map(start) ?? RestartableEndpoints.bind(start)
   }
 
   func stop() { server.stop() }

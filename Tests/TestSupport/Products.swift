@@ -1,4 +1,5 @@
 public import Foundation
+import SharedBrokerTesting
 
 /// The directory holding the built executables, next to the test bundle.
 public var productsDirectory: URL {
@@ -20,6 +21,9 @@ public func repositoryFile(_ path: String) -> URL {
 
 /// Starts the `broker` executable on free loopback ports and waits until it listens.
 ///
+/// The ports lie below the ephemeral range (``RestartableEndpoints``), so a test can kill the
+/// broker and start it again on the same endpoints.
+///
 /// Its seed window is 0 unless `arguments` set one: a broker just started has lost nothing that
 /// a test's clients hold, and the default window would hold the first writes back 3 seconds.
 ///
@@ -28,22 +32,19 @@ public func repositoryFile(_ path: String) -> URL {
 public func startBroker(
   _ arguments: [String] = []
 ) async throws -> (process: ChildProcess, router: String, publisher: String) {
-  let broker = try await ChildProcess(
-    "broker",
-    ["--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*"]
-      + (arguments.contains("--seed-window") ? [] : ["--seed-window", "0"]) + arguments
-  )
-  guard let output = await broker.waitForOutput(containing: "Broker listening"),
-    let line = output.split(separator: "\n").first(where: { $0.contains("Broker listening") })
-  else {
-    throw BrokerDidNotStart(output: broker.printed)
+  try await RestartableEndpoints.bind { endpoints in
+    let broker = try await ChildProcess(
+      "broker",
+      ["--listen", endpoints.router, "--publish", endpoints.publisher]
+        + (arguments.contains("--seed-window") ? [] : ["--seed-window", "0"]) + arguments
+    )
+    guard await broker.waitForOutput(containing: "Broker listening") != nil else {
+      broker.signal(SIGKILL)  // when the wait was cancelled rather than the broker ended
+      _ = await broker.waitForExit()
+      throw BrokerDidNotStart(output: broker.printed)
+    }
+    return (broker, endpoints.router, endpoints.publisher)
   }
-  func field(_ name: String) -> String {
-    line.split(separator: " ").first { $0.hasPrefix("\(name)=") }.map {
-      String($0.dropFirst(name.count + 1))
-    } ?? ""
-  }
-  return (broker, field("router"), field("publisher"))
 }
 
 /// The broker executable exited before listening.
