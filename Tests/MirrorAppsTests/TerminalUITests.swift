@@ -157,6 +157,35 @@ struct TerminalUITests {
     }
   }
 
+  /// A broker that dies closes its connections: the screen says so at once, not after the
+  /// heartbeats that find a frozen one (3 × 2.5 s), and a tap meanwhile waits and goes through
+  /// when the broker is back.
+  @Test func aKilledBrokerShowsAtOnceAndTheTapsWaitForItsReturn() async throws {
+    try await withServer {
+      var (broker, router, publisher) = try await startBroker()
+      let counter = try await startSession(width: 120, running: "counter --broker \(router)")
+      #expect(try await screen(counter, showing: "· connected").contains("count  0"))
+      broker.signal(SIGKILL)
+      _ = await broker.waitForExit()
+      let killed = ContinuousClock.now
+      let down = try await screen(counter, showing: "disconnected")
+      #expect(down.contains("disconnected"), "\(down)")
+      #expect(ContinuousClock.now - killed < .seconds(5), "noticed by heartbeats, not by the connection")
+      try await tmux("send-keys", "-t", counter, "+")
+      let waiting = try await screen(counter, showing: "1 tap waits")
+      #expect(waiting.contains("count  1") && waiting.contains("disconnected"), "\(waiting)")
+
+      broker = try await ChildProcess(
+        "broker", ["--listen", router, "--publish", publisher, "--seed-window", "1"])
+      defer { broker.signal(SIGTERM) }
+      let back = try await screen(
+        counter, where: { !$0.contains("tap waits") && $0.contains("· connected") }, timeout: .seconds(30))
+      #expect(back.contains("count  1"), "\(back)")
+      try await tmux("send-keys", "-t", counter, "q")
+      #expect(try await screen(counter, showing: "EXIT=").contains("EXIT=0"))
+    }
+  }
+
   /// With nothing to confirm, `q` ends at once, broker or not.
   @Test func quittingWithNothingPendingEndsAtOnce() async throws {
     try await withServer {

@@ -14,9 +14,10 @@ import Testing
   let welcome = ClientEvent.reply(
     .welcome(instance: "run", publisher: "tcp://*:5556", maxValueSize: 10))
 
-  func machine() -> ClientMachine {
+  func machine(heartbeat: Duration? = nil) -> ClientMachine {
     ClientMachine(
-      id: "me", heartbeat: heartbeat, missedHeartbeats: 3, maxWritesInFlight: 2, now: t0)
+      id: "me", heartbeat: heartbeat ?? self.heartbeat, missedHeartbeats: 3, maxWritesInFlight: 2,
+      now: t0)
   }
 
   /// One event, at `after` past `t0`, and the actions it must make.
@@ -88,6 +89,60 @@ import Testing
         Step(
           event: .reply(.hello(client: "x")), expected: [.log(.requestFromTheBroker)]),
         Step(event: .movedBroker, expected: [hello]),
+      ], on: &machine)
+  }
+
+  @Test func aDroppedConnectionIsReportedAtOnceAndTheNextOneSaysHello() {
+    var machine = machine()
+    run(
+      [
+        Step(event: welcome, expected: [.connection(.connected), .progressed]),
+        // The broker's process ended: no heartbeat needs to go unanswered first.
+        Step(event: .connectionLost(move: false), expected: [.connection(.disconnected)]),
+        // Nothing is taken for the old run, and nothing reports "connected" meanwhile.
+        Step(event: .reply(.pong(instance: "run", behind: [])), expected: [hello]),
+        Step(event: .connectionLost(move: false), expected: []),
+        // The new connection may reach another run: HELLO at once, not at the next heartbeat.
+        Step(event: .handshakeSucceeded, expected: [hello]),
+        Step(event: welcome, expected: [.connection(.connected), .progressed]),
+        // In a cluster the client moves at once too.
+        Step(
+          event: .connectionLost(move: true), expected: [.connection(.disconnected), .moveToNextBroker]),
+        Step(event: .movedBroker, expected: [hello]),
+      ], on: &machine)
+  }
+
+  @Test func slowHeartbeatsKeepRetriesShort() {
+    var machine = machine(heartbeat: .seconds(2))
+    var steps = [Step(event: .turn, expected: [hello])]
+    // HELLO retries double up to 500 ms, not up to the heartbeat.
+    var retry = ClientMachine.firstRetry * 2
+    var at = Duration.zero
+    while retry < .milliseconds(500) {
+      at += retry
+      steps.append(Step(event: .turn, after: at, expected: [hello]))
+      retry *= 2
+    }
+    steps += [
+      Step(event: .turn, after: at + .milliseconds(499), expected: []),
+      Step(event: .turn, after: at + .milliseconds(500), expected: [hello]),
+      // No broker answered for 3 retry intervals: try the next one.
+      Step(event: .turn, after: .milliseconds(1_501), expected: [.moveToNextBroker]),
+    ]
+    run(steps, on: &machine)
+
+    machine = self.machine(heartbeat: .seconds(2))
+    run(
+      [
+        Step(event: welcome, expected: [.connection(.connected), .progressed]),
+        Step(event: .turn, after: .milliseconds(1_999), expected: [.send(.ping(versions: []))]),
+        Step(event: .turn, after: .milliseconds(3_000), expected: []),
+        Step(event: .turn, after: .milliseconds(3_999), expected: [.send(.ping(versions: []))]),
+        // Silent for 3 heartbeats, 6 s: lost.
+        Step(event: .turn, after: .milliseconds(5_999), expected: [.send(.ping(versions: []))]),
+        Step(
+          event: .turn, after: .milliseconds(6_001),
+          expected: [.log(.brokerStoppedAnswering), .connection(.disconnected), .moveToNextBroker, hello]),
       ], on: &machine)
   }
 

@@ -86,12 +86,8 @@ final class Simulation {
     }
   }
 
-  static let heartbeat = Duration.milliseconds(500)
   static let seedWindow = Duration.seconds(3)
   static let maxWritesInFlight = 4
-  /// How long a settled world is watched for anything but heartbeats: four of them, longer
-  /// than any retry interval.
-  static let quietTail = heartbeat * 4
   /// How long the world may take to settle once the faults stop.
   static let settleBound = Duration.seconds(30)
 
@@ -137,6 +133,12 @@ final class Simulation {
   /// that records expire during the run, yet longer than any write waits for its answer or any
   /// client is cut off (PROTOCOL.md: a client away longer may see its write applied twice).
   private let clusterClientTimeout: Duration
+  /// The clients' heartbeat: half a second (their retries as long) or the default (their
+  /// retries shorter).
+  private let heartbeat: Duration
+  /// How long a settled world is watched for anything but heartbeats: four of them, longer
+  /// than any retry interval.
+  private var quietTail: Duration { heartbeat * 4 }
   /// Commits sent once the world had settled.
   private var commitsAfterSettling = 0
   private let dataDirectory: URL
@@ -162,9 +164,12 @@ final class Simulation {
     faultEvery = random.duration(.milliseconds(300), .seconds(4))
     usesData = random.chance(0.5)
     etcd = random.chance(0.5) ? SimulatedEtcd() : nil
+    heartbeat = random.chance(0.5) ? .milliseconds(500) : BrokerClient.Configuration().heartbeatInterval
     // A cluster's faults last longer than its records live, so that records expire under them.
-    activeFor = random.duration(.seconds(2), etcd == nil ? .seconds(6) : .seconds(14))
-    clusterClientTimeout = random.duration(.seconds(6), .seconds(9))
+    activeFor = random.duration(.seconds(2), etcd == nil ? .seconds(6) : heartbeat * 28)
+    // 12 to 18 heartbeats, so that the brokers forget clients that are gone, and not the ones
+    // that keep pinging.
+    clusterClientTimeout = random.duration(heartbeat * 12, heartbeat * 18)
     let brokerCount = etcd == nil ? 1 : Int.random(in: 2...3, using: &random)
     brokers = Array(repeating: nil, count: brokerCount)
     brokerStarted = Array(repeating: .zero, count: brokerCount)
@@ -198,7 +203,7 @@ final class Simulation {
         )
       }
       try handle(events.removeValue(forKey: next.sequence)!)
-      if let settledAt, now >= settledAt + Self.quietTail { break }
+      if let settledAt, now >= settledAt + quietTail { break }
       if !faultsActive, settledAt == nil, now > activeFor + Self.settleBound {
         throw failure(
           "did not settle within \(Self.settleBound) after the faults stopped: \(state())")
@@ -358,7 +363,7 @@ final class Simulation {
     let index = clients.count
     let id = String(format: "c%02d-", index) + String(random.next(), radix: 36)
     let client = SimulatedClient(
-      index: index, id: id, keys: keys, heartbeat: Self.heartbeat,
+      index: index, id: id, keys: keys, heartbeat: heartbeat,
       maxWritesInFlight: Self.maxWritesInFlight,
       now: base + now
     )
@@ -819,7 +824,7 @@ final class Simulation {
     }
     for client in clients where client.alive && client.requestsSent > 0 {
       throw failure(
-        "\(client.id) sent \(client.requestsSent) requests other than heartbeats in the \(Self.quietTail) after "
+        "\(client.id) sent \(client.requestsSent) requests other than heartbeats in the \(quietTail) after "
           + "it settled at \(settledAt)"
       )
     }

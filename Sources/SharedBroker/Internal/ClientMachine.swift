@@ -7,9 +7,11 @@ internal import OrderedCollections
 /// ``ClientAction``s that come out are carried out by the ``ClientStorage`` around it, after it
 /// unlocks. The deterministic simulation in the tests drives the same storage and machine.
 ///
-/// Liveness comes from heartbeats: after `missedHeartbeats` intervals without any answer the
-/// connection counts as lost, every key waits, and every mutation stays pending until the broker
-/// answers again. A broker that answers as another run (`PONG` with another instance, or
+/// Liveness comes from the connection and from heartbeats. A connection that drops (the broker's
+/// process ended) is reported at once; a broker that stops answering without dropping it (a
+/// frozen process, a lost network) counts as lost after `missedHeartbeats` intervals without any
+/// answer. Either way every key waits, and every mutation stays pending until the broker answers
+/// again. A broker that answers as another run (`PONG` with another instance, or
 /// `ERROR hello`) gets a new `HELLO`, after which every key resyncs from the start.
 ///
 /// Calls from the user's threads (a key added, a mutation recorded, a reload) change the state
@@ -18,12 +20,18 @@ internal import OrderedCollections
 struct ClientMachine {
   /// The first retry of HELLO and of a key's SYNC. On loopback a new connection, or a
   /// subscription, is usually in effect within a millisecond or two, so the retries start short
-  /// and double up to the heartbeat interval.
+  /// and double up to ``retryInterval``.
   static var firstRetry: Duration { .microseconds(250) }
+
+  /// The longest wait between retries (of HELLO, and of a key's questions and refused writes),
+  /// or the heartbeat if it is shorter: heartbeats are spaced for the broker's load, retries for
+  /// how soon work resumes.
+  static var longestRetry: Duration { .milliseconds(500) }
 
   /// This client's id.
   let id: String
   private let heartbeat: Duration
+  private let retryInterval: Duration
   private let missedHeartbeats: Int
   private let maxWritesInFlight: Int
 
@@ -38,7 +46,7 @@ struct ClientMachine {
   private var maxValueSize: UInt64?
   private var lastHeard: ContinuousClock.Instant
   private var lastPing: ContinuousClock.Instant
-  /// While not connected, HELLO is retried quickly at first, then at the heartbeat interval.
+  /// While not connected, HELLO is retried quickly at first, then at the retry interval.
   private var helloBackoff = ClientMachine.firstRetry
   /// When the connection was lost, or the client last asked to move to another broker: after as
   /// long again without a `WELCOME`, it asks to move on.
@@ -79,6 +87,7 @@ struct ClientMachine {
   ) {
     self.id = id
     self.heartbeat = heartbeat
+    retryInterval = min(heartbeat, Self.longestRetry)
     self.missedHeartbeats = missedHeartbeats
     self.maxWritesInFlight = maxWritesInFlight
     lastHeard = now
@@ -89,6 +98,11 @@ struct ClientMachine {
   /// `WELCOME`d, and not lost since (the DEALER's connection may have dropped).
   var isConnected: Bool {
     if case .handshaking = connection { false } else { true }
+  }
+
+  /// `WELCOME`d, on a connection that has not dropped since.
+  private var isWelcomed: Bool {
+    if case .connected = connection { true } else { false }
   }
 
   /// The broker run the connection talks to, while known.
@@ -103,7 +117,7 @@ struct ClientMachine {
   /// How long a broker may stay silent before the client counts it as lost.
   private var silenceLimit: Duration { heartbeat * missedHeartbeats }
 
-  private var pingInterval: Duration { isConnected ? heartbeat : min(helloBackoff, heartbeat) }
+  private var pingInterval: Duration { isConnected ? heartbeat : min(helloBackoff, retryInterval) }
 
   /// When the next ``ClientEvent/turn`` is due.
   func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
@@ -126,7 +140,7 @@ struct ClientMachine {
   {
     let index = indices[key] ?? keys.count
     let machine = KeyMachine(
-      key: key, index: index, clientID: id, initialValue: initialValue, heartbeat: heartbeat,
+      key: key, index: index, clientID: id, initialValue: initialValue, retryInterval: retryInterval,
       maxWritesInFlight: maxWritesInFlight)
     if index == keys.count {
       indices[key] = index
@@ -201,8 +215,10 @@ struct ClientMachine {
       if move { actions.append(.moveToNextBroker) }
     case .handshakeSucceeded:
       // The DEALER drops what is sent before its connection is up, so the first HELLO was
-      // probably lost: it is said again now rather than at the next retry.
-      if !isConnected {
+      // probably lost: it is said again now rather than at the next retry. After a drop the
+      // new connection may reach another run: its WELCOME says which, without waiting for the
+      // next heartbeat to find out.
+      if !isWelcomed {
         helloBackoff = Self.firstRetry
         actions.append(.send(.hello(client: id)))
         lastPing = now
@@ -211,10 +227,7 @@ struct ClientMachine {
       // Nothing is taken for the old broker, answers to what was asked there never come, and
       // the handshake starts over at once.
       connectionLost(&actions)
-      if isConnected {
-        connection = .handshaking(instance: nil)
-        actions.append(.connection(.disconnected))
-      }
+      if isConnected { connection = .handshaking(instance: nil) }
       helloBackoff = Self.firstRetry
       lastMove = now
       lastPing = now
@@ -277,7 +290,7 @@ struct ClientMachine {
     if isConnected, now - lastHeard > silenceLimit {
       actions.append(.log(.brokerStoppedAnswering))
       lose(at: now, &actions)
-    } else if !isConnected, now - lastMove > silenceLimit {
+    } else if !isConnected, now - lastMove > retryInterval * missedHeartbeats {
       // No broker of the list has answered for as long: try the next one.
       actions.append(.moveToNextBroker)
       lastMove = now
@@ -290,7 +303,7 @@ struct ClientMachine {
         actions.append(.send(.ping(versions: held)))
       } else {
         actions.append(.send(.hello(client: id)))
-        helloBackoff = min(helloBackoff * 2, heartbeat)
+        helloBackoff = min(helloBackoff * 2, retryInterval)
       }
       lastPing = now
     }
@@ -344,7 +357,7 @@ struct ClientMachine {
       actions.append(.brokerUnavailable)
       if isConnected {
         lose(at: now, &actions)
-      } else if now - lastMove >= heartbeat {
+      } else if now - lastMove >= retryInterval {
         actions.append(.moveToNextBroker)
         lastMove = now
       }
@@ -394,6 +407,7 @@ struct ClientMachine {
 
   /// The DEALER's connection was lost (it may come back to another broker run).
   private mutating func connectionLost(_ actions: inout Actions) {
+    if isWelcomed { actions.append(.connection(.disconnected)) }
     connection = isConnected ? .dropped : .handshaking(instance: nil)
     for index in keys.indices { handle(index, .connectionLost, &actions) }
   }
@@ -419,7 +433,7 @@ struct ClientMachine {
 
   /// Reports the connection's state, while connected: syncing until every key is in sync.
   private func reportState(_ actions: inout Actions) {
-    guard isConnected else { return }
+    guard isWelcomed else { return }
     actions.append(.connection(keys.allSatisfy(\.isSynced) ? .connected : .syncing))
     actions.append(.progressed)
   }

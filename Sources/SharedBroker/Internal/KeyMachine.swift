@@ -91,7 +91,8 @@ struct KeyMachine {
   let index: Int
   /// This client's id, which tells its own writes from others' on the PUB stream.
   private let clientID: String
-  private let heartbeat: Duration
+  /// How long a question or a refused write waits before it is tried again.
+  private let retryInterval: Duration
   private let maxWindow: Int
 
   private(set) var phase = KeyPhase.idle
@@ -143,13 +144,13 @@ struct KeyMachine {
   private var writers = RecentWriters()
 
   init(
-    key: String, index: Int, clientID: String, initialValue: KeyValue, heartbeat: Duration,
+    key: String, index: Int, clientID: String, initialValue: KeyValue, retryInterval: Duration,
     maxWritesInFlight: Int
   ) {
     self.key = key
     self.index = index
     self.clientID = clientID
-    self.heartbeat = heartbeat
+    self.retryInterval = retryInterval
     self.maxWindow = maxWritesInFlight
     confirmed = initialValue
     local = initialValue
@@ -175,7 +176,7 @@ struct KeyMachine {
     case .probing(let next, _):
       return next
     case .snapshotting(let sent):
-      return sent + heartbeat
+      return sent + retryInterval
     case .synced:
       return retryAfter
     case .idle:
@@ -277,9 +278,9 @@ struct KeyMachine {
       switch phase {
       case .probing(let next, let backoff) where now >= next:
         output.send = .sync(client: clientID, key: key)
-        let backoff = min(backoff * 2, heartbeat)
+        let backoff = min(backoff * 2, retryInterval)
         phase = .probing(next: now + backoff, backoff: backoff)
-      case .snapshotting(let sent) where now - sent >= heartbeat:
+      case .snapshotting(let sent) where now - sent >= retryInterval:
         output.send = askForState(at: now, instance: instance)
       case .synced where retryAfter.map { now >= $0 } ?? false:
         // Writes may go out again (the flush that follows sends them).
@@ -332,7 +333,7 @@ struct KeyMachine {
       output.progressed = true
     case .error(_, _, _, 0):
       // A question answered "ask again later" (a broker collecting copies after a restart):
-      // asked again after a heartbeat.
+      // asked again after the retry interval.
       if staleAnswers > 0 {
         staleAnswers -= 1
       } else if case .snapshotting = phase {
@@ -351,9 +352,9 @@ struct KeyMachine {
     case .error(let code, let text, _, let write?):
       guard phase == .synced, sent.contains(where: { $0.id == write }) else { break }
       // Nothing in flight was applied (a storage failure, or a broker collecting copies after
-      // a restart); all of it is retried after a heartbeat.
+      // a restart); all of it is retried after the retry interval.
       sent = []
-      retryAfter = now + heartbeat
+      retryAfter = now + retryInterval
       if code != .seeding { refused(code, text) }
       output.progressed = true
     case .update(_, let version, let writer, let write, let value):
@@ -476,12 +477,12 @@ struct KeyMachine {
       failed(
         BrokerError(
           .unencodableValue, key: key, "The value of \"\(key)\" cannot be encoded: \(error)"))
-      retryAfter = now + heartbeat
+      retryAfter = now + retryInterval
       return (nil, false, takeUnnotified())
     }
     if let maxValueSize, data.count > maxValueSize {
       // What the broker would answer, without the round trip; retried like its answer.
-      retryAfter = now + heartbeat
+      retryAfter = now + retryInterval
       refused(
         .tooLarge, "value of \(data.count) bytes exceeds the broker's limit of \(maxValueSize)")
       return (nil, true, takeUnnotified())
@@ -601,9 +602,9 @@ struct KeyOutput {
 enum KeyPhase: Equatable {
   /// Not connected: nothing is sent.
   case idle
-  /// `SYNC` goes out at `next`, then at a doubling interval up to the heartbeat.
+  /// `SYNC` goes out at `next`, then at a doubling interval up to the retry interval.
   case probing(next: ContinuousClock.Instant, backoff: Duration)
-  /// `GET` or `SEED` went out at `sent`; asked again after a heartbeat.
+  /// `GET` or `SEED` went out at `sent`; asked again after the retry interval.
   case snapshotting(sent: ContinuousClock.Instant)
   case synced
 }
