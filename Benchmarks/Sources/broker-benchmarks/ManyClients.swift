@@ -4,9 +4,9 @@ import ZeroMQ
 
 /// Thousands of connected clients on one broker, or on a raw libzmq forwarder process, spread
 /// over client processes. Each client is a DEALER (on the broker it says `HELLO` and sends a
-/// `PING` every 500 ms, as SharedMirror's clients do) and a subscription: one connection of its
-/// process's SUB socket, made distinct by its own source address on 127.0.0.0/8 (libzmq keeps
-/// one connection per endpoint and socket).
+/// `PING` at SharedMirror's default heartbeat interval) and a subscription: one connection of
+/// its process's SUB socket, made distinct by its own source address on 127.0.0.0/8 (libzmq
+/// keeps one connection per endpoint and socket).
 enum ManyClients {
   /// The key written; the raw forwarder's topic is `bench`.
   static let key = "many"
@@ -61,7 +61,7 @@ enum ManyClients {
     var seen: [(count: Int, time: UInt64)] = []
     var synced = false
     // Each client pings once a heartbeat, the clients spread over it as independent ones are.
-    let heartbeat: UInt64 = 500_000_000
+    let heartbeat = UInt64(BrokerClient.Configuration().heartbeatInterval / .nanoseconds(1))
     let round = now()
     var pinged = 0
     var lastMessage = now()

@@ -1,4 +1,5 @@
 import Foundation
+import SharedBroker
 
 /// Collects the figures, prints them, and writes the whole of `RESULTS.md` from this run: a
 /// header that says what ran where, the sections in the order they ran, numbered as they come,
@@ -334,7 +335,7 @@ struct Report {
         + "are out: p50 \(format(pings.percentile(0.5), 2)) ms, p99 \(format(pings.percentile(0.99), 2)) ms, "
         + "slowest \(format(pings.max, 2)) ms. With etcd's leader SIGKILLed under 4 writers on one "
         + "key (\(election.count) runs): slowest \(format(electionPings.max, 2)) ms (a client moves "
-        + "after 1,500 ms of silence), \(election.map(\.unavailable).reduce(0, +)) answered `unavailable` "
+        + "after \(BrokerClient.Configuration().heartbeatInterval * BrokerClient.Configuration().missedHeartbeats) of silence), \(election.map(\.unavailable).reduce(0, +)) answered `unavailable` "
         + "(a client moves at once); every write counted once: \(exact ? "yes" : "**no**") "
         + "(\(election.map(\.acknowledged).reduce(0, +)) acknowledged).",
     ]
@@ -399,7 +400,8 @@ struct Report {
     }
     var lines = [
       "Clients connected to one broker, each a DEALER that said `HELLO` and sends a `PING` every "
-        + "500 ms (the default heartbeat) and a SUB connection on the key, spread over 4 client "
+        + "\(BrokerClient.Configuration().heartbeatInterval) (the default heartbeat) and a SUB "
+        + "connection on the key, spread over 4 client "
         + "processes; beside them, in the same run, a raw libzmq forwarder process (ROUTER in, PUB "
         + "out, answering each write) with as many silent DEALER and SUB connections. A writer of "
         + "its own makes 20 writes due 500 ms apart; each is timed from when it was due until the "
