@@ -34,16 +34,12 @@ public final class EtcdBrokerStore: BrokerCluster {
   private struct State {
     /// What the broker has not taken yet, in order.
     var events: [BrokerClusterEvent] = []
-    var available = true
-    /// When the newest question etcd answered was sent.
-    var lastAnswered = ContinuousClock.now
-    /// The last failure, for the log.
-    var lastError: String?
+    var availability: EtcdAvailability
     var wake: (@Sendable () -> Void)?
     var tasks: [Task<Void, Never>] = []
     var closed = false
   }
-  private let state = Mutex(State())
+  private let state: Mutex<State>
   /// The revision the watch resumes from: one past the last change it delivered.
   private let resumeWatch = Atomic<Int64>(0)
 
@@ -61,6 +57,7 @@ public final class EtcdBrokerStore: BrokerCluster {
     self.instance = instance
     self.etcd = etcd
     self.unavailableAfter = unavailableAfter
+    state = Mutex(State(availability: EtcdAvailability(unavailableAfter: unavailableAfter, now: .now)))
     self.keysPrefix = Data((prefix + "keys/").utf8)
     self.logger = logger
   }
@@ -122,7 +119,7 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   /// Whether etcd's quorum answered a question sent within the last `unavailableAfter` (asked
   /// every half second).
-  public var isAvailable: Bool { state.withLock { $0.available } }
+  public var isAvailable: Bool { state.withLock { $0.availability.isAvailable } }
 
   /// Called when events wait: a commit's answer, changes the watch brought, or availability.
   public func setWake(_ wake: @escaping @Sendable () -> Void) {
@@ -153,7 +150,7 @@ public final class EtcdBrokerStore: BrokerCluster {
     ).whenComplete { [self] result in
       if case .success = result {
         commitDuration.record(duration: ContinuousClock.now - started)
-        heard(answerTo: started)
+        decide { $0.answered(sentAt: started, now: .now) }
       } else {
         commitFailures.increment()
       }
@@ -167,7 +164,7 @@ public final class EtcdBrokerStore: BrokerCluster {
             .changed(current.map { BrokerClusterRecord(data: $0.value, revision: $0.modRevision) }))
         )
       case .failure(let error):
-        heard(error: error)
+        decide { $0.failed("\(error)", now: .now) }
         completion(.failure(error))
       }
     }
@@ -180,7 +177,10 @@ public final class EtcdBrokerStore: BrokerCluster {
       compare: [], success: [.put(keysPrefix + Data(key.utf8), record)], failure: []
     )
       .whenComplete { [self] result in
-        if case .failure(let error) = result { heard(error: error) } else { heard(answerTo: sent) }
+        switch result {
+        case .failure(let error): decide { $0.failed("\(error)", now: .now) }
+        case .success: decide { $0.answered(sentAt: sent, now: .now) }
+        }
       }
   }
 
@@ -254,10 +254,7 @@ public final class EtcdBrokerStore: BrokerCluster {
   }
 
   /// Asks etcd's quorum every half second whether it answers, without waiting for one answer
-  /// before the next question: a request that no member answers takes the request timeout on
-  /// each member, and waiting for it put the verdict seconds past `unavailableAfter`. Each
-  /// half second the clock decides: etcd is unavailable once no question sent within the last
-  /// `unavailableAfter` was answered, whatever is still in flight.
+  /// before the next question (see ``EtcdAvailability``).
   private func probe() async {
     let clusterKey = Data(keysPrefix.dropLast("keys/".count) + Data("cluster".utf8))
     await withDiscardingTaskGroup { group in
@@ -266,41 +263,36 @@ public final class EtcdBrokerStore: BrokerCluster {
         group.addTask { [self] in
           do {
             _ = try await etcd.range(clusterKey)
-            heard(answerTo: sent)
+            decide { $0.answered(sentAt: sent, now: .now) }
           } catch {
-            if !Task.isCancelled { heard(error: error) }
+            if !Task.isCancelled { decide { $0.failed("\(error)", now: .now) } }
           }
         }
         try? await Task.sleep(for: .milliseconds(500))
-        heard()
+        decide { $0.tick(now: .now) }
       }
       group.cancelAll()
     }
   }
 
-  /// Records an answer to the question sent at `sent`, or a failure, and decides by the clock:
-  /// unavailable once no question sent within `unavailableAfter` was answered, and available
-  /// again at the next answer.
-  private func heard(answerTo sent: ContinuousClock.Instant? = nil, error: (any Error)? = nil) {
-    let now = ContinuousClock.now
-    let (changed, available, failure) = state.withLock { state in
-      if let sent {
-        state.lastAnswered = max(state.lastAnswered, sent)
-        state.lastError = nil
-      }
-      if let error { state.lastError = "\(error)" }
-      let available = now - state.lastAnswered < unavailableAfter
-      defer { state.available = available }
-      return (state.available != available && !state.closed, available, state.lastError)
+  /// Feeds one event to the availability machine, and tells the broker and the log when its
+  /// verdict turns (not once the store is closed).
+  private func decide(_ event: (inout EtcdAvailability) -> EtcdAvailability.Change?) {
+    let change = state.withLock { state in
+      let change = event(&state.availability)
+      return state.closed ? nil : change
     }
-    guard changed else { return }
-    queue([.availability(available)])
-    if available {
+    switch change {
+    case nil:
+      return
+    case .available:
+      queue([.availability(true)])
       logger.notice("etcd answers again")
-    } else {
+    case .unavailable(let reason):
+      queue([.availability(false)])
       logger.error(
         "etcd unreachable: answering clients unavailable",
-        metadata: ["for": "\(unavailableAfter)", "error": "\(failure ?? "no answer")"])
+        metadata: ["for": "\(unavailableAfter)", "error": "\(reason ?? "no answer")"])
     }
   }
 
