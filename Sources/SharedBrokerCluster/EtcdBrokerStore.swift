@@ -34,7 +34,7 @@ public final class EtcdBrokerStore: BrokerCluster {
   private struct State {
     /// What the broker has not taken yet, in order.
     var events: [BrokerClusterEvent] = []
-    var availability: EtcdAvailability
+    var availability: ClusterAvailability
     var wake: (@Sendable () -> Void)?
     var tasks: [Task<Void, Never>] = []
     var closed = false
@@ -57,7 +57,7 @@ public final class EtcdBrokerStore: BrokerCluster {
     self.instance = instance
     self.etcd = etcd
     self.unavailableAfter = unavailableAfter
-    state = Mutex(State(availability: EtcdAvailability(unavailableAfter: unavailableAfter, now: .now)))
+    state = Mutex(State(availability: ClusterAvailability(unavailableAfter: unavailableAfter, now: .now)))
     self.keysPrefix = Data((prefix + "keys/").utf8)
     self.logger = logger
   }
@@ -254,7 +254,7 @@ public final class EtcdBrokerStore: BrokerCluster {
   }
 
   /// Asks etcd's quorum every half second whether it answers, without waiting for one answer
-  /// before the next question (see ``EtcdAvailability``).
+  /// before the next question (see ``ClusterAvailability``).
   private func probe() async {
     let clusterKey = Data(keysPrefix.dropLast("keys/".count) + Data("cluster".utf8))
     await withDiscardingTaskGroup { group in
@@ -277,7 +277,7 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   /// Feeds one event to the availability machine, and tells the broker and the log when its
   /// verdict turns (not once the store is closed).
-  private func decide(_ event: (inout EtcdAvailability) -> EtcdAvailability.Change?) {
+  private func decide(_ event: (inout ClusterAvailability) -> ClusterAvailability.Change?) {
     let change = state.withLock { state in
       let change = event(&state.availability)
       return state.closed ? nil : change

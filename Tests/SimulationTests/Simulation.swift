@@ -49,6 +49,8 @@ final class Simulation {
     var clustered = false
     /// Client records a cluster dropped after the client timeout.
     var expiredRecords = 0
+    /// Times a broker's store judged etcd unavailable.
+    var unavailableVerdicts = 0
     /// Sim time from the end of the faults until every live client held the broker's value.
     var settled = Duration.zero
   }
@@ -70,7 +72,10 @@ final class Simulation {
     case etcdPuts(broker: Int, run: Int, key: String, Data)
     case watch(broker: Int, run: Int)
     case brokerTick(broker: Int, run: Int)
-    case etcdReachable(broker: Int, run: Int)
+    /// A broker's store asks etcd whether its quorum answers, as every half second.
+    case probe(broker: Int, run: Int)
+    /// The answer to the probe sent at `sent`, or its failure.
+    case probed(broker: Int, run: Int, sent: Duration, answered: Bool)
     case spawn
     case check
   }
@@ -129,6 +134,11 @@ final class Simulation {
   private var cutFromEtcd: [Duration]
   /// How long an etcd transaction may go unanswered before the broker's client gives up on it.
   static let etcdTimeout = Duration.seconds(1)
+  /// How long etcd may leave every probe unanswered before a broker's store calls it unavailable
+  /// (the `broker` program's).
+  static let unavailableAfter = Duration.seconds(3)
+  /// Each cluster broker's verdict on etcd, as its store reaches it.
+  private var availability: [ClusterAvailability?]
   /// How long a cluster keeps the records of a client that stopped writing a key: short, so
   /// that records expire during the run, yet longer than any write waits for its answer or any
   /// client is cut off (PROTOCOL.md: a client away longer may see its write applied twice).
@@ -174,6 +184,7 @@ final class Simulation {
     brokers = Array(repeating: nil, count: brokerCount)
     brokerStarted = Array(repeating: .zero, count: brokerCount)
     cutFromEtcd = Array(repeating: .zero, count: brokerCount)
+    availability = Array(repeating: nil, count: brokerCount)
     self.random = random
     dataDirectory = URL(
       fileURLWithPath: FileManager.default.fileExists(atPath: "/dev/shm")
@@ -343,12 +354,24 @@ final class Simulation {
       guard let broker = brokers[number], broker.run == run else { return }
       broker.tickScheduled = false
       try carryOut(broker.tick(at: now - brokerStarted[number]), from: number)
-    case .etcdReachable(let number, let run):
-      guard let broker = brokers[number], broker.run == run, now >= cutFromEtcd[number] else {
-        return
+    case .probe(let number, let run):
+      guard brokers[number]?.run == run else { return }
+      // Cut off, the question fails after the request timeout; otherwise etcd answers once it
+      // has a leader.
+      if now < cutFromEtcd[number] {
+        schedule(after: Self.etcdTimeout, .probed(broker: number, run: run, sent: now, answered: false))
+      } else {
+        schedule(
+          at: max(now, electionUntil) + delay(), .probed(broker: number, run: run, sent: now, answered: true))
       }
-      note { "broker\(number) reaches etcd again" }
-      try carryOut(broker.stored(.availability(true)), from: number)
+      schedule(after: .milliseconds(500), .probe(broker: number, run: run))
+      try judgeAvailability(of: number) { $0.tick(now: base + now) }
+    case .probed(let number, let run, let sent, let answered):
+      guard brokers[number]?.run == run else { return }
+      try judgeAvailability(of: number) {
+        answered
+          ? $0.answered(sentAt: base + sent, now: base + now) : $0.failed("cut off", now: base + now)
+      }
     case .spawn:
       pendingSpawns -= 1
       spawn()
@@ -572,6 +595,18 @@ final class Simulation {
     return outcome
   }
 
+  /// Feeds an event to broker `number`'s availability verdict and tells the broker when it turns.
+  private func judgeAvailability(
+    of number: Int, _ event: (inout ClusterAvailability) -> ClusterAvailability.Change?
+  ) throws {
+    guard let broker = brokers[number], availability[number] != nil,
+      let change = event(&availability[number]!)
+    else { return }
+    note { "broker\(number): etcd \(change)" }
+    if change != .available { outcome.unavailableVerdicts += 1 }
+    try carryOut(broker.stored(.availability(change == .available)), from: number)
+  }
+
   private func startBroker(_ number: Int, withData: Bool, cutLog: Bool) throws {
     brokerRun += 1
     brokerStarted[number] = now
@@ -582,8 +617,13 @@ final class Simulation {
           clientTimeout: clusterClientTimeout, seedWindow: Self.seedWindow),
         run: brokerRun, name: "broker\(number)-run\(brokerRun)", startedAt: now.milliseconds)
       brokers[number] = broker
-      try carryOut(broker.stored(.availability(now >= cutFromEtcd[number])), from: number)
       note { "broker\(number) starts from etcd" }
+      // The real store's verdict, on questions that the probe events ask: a broker started while
+      // cut off has had no answer for as long as the verdict allows.
+      let unanswered = now < cutFromEtcd[number] ? Self.unavailableAfter : .zero
+      availability[number] = ClusterAvailability(unavailableAfter: Self.unavailableAfter, now: base + now - unanswered)
+      try judgeAvailability(of: number) { $0.tick(now: base + now) }
+      schedule(after: delay(), .probe(broker: number, run: broker.run))
       return
     }
     let instance = String(format: "%017d-sim", brokerRun)
@@ -705,10 +745,9 @@ final class Simulation {
     case 11:
       let number = Int.random(in: brokers.indices, using: &random)
       guard let broker = brokers[number] else { return }
-      cutFromEtcd[number] = now + random.duration(.milliseconds(300), .seconds(3))
+      // Sometimes long enough for its store to call etcd unavailable, sometimes not.
+      cutFromEtcd[number] = now + random.duration(.milliseconds(300), .seconds(6))
       note { "fault: broker\(number) cut from etcd until \(cutFromEtcd[number])" }
-      try carryOut(broker.stored(.availability(false)), from: number)
-      schedule(at: cutFromEtcd[number], .etcdReachable(broker: number, run: broker.run))
     case 12:
       note { "fault: etcd compacts its history" }
       etcd?.compact()
@@ -771,9 +810,6 @@ final class Simulation {
       electionUntil = min(electionUntil, now)
       for number in brokers.indices {
         cutFromEtcd[number] = min(cutFromEtcd[number], now)
-        if let broker = brokers[number] {
-          try carryOut(broker.stored(.availability(true)), from: number)
-        }
         guard brokers[number] == nil else { continue }
         try startBroker(number, withData: usesData, cutLog: false)
         try declareLosses()

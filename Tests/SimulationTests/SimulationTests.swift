@@ -48,7 +48,7 @@ import Testing
         + "(\(Int(Double(results.seeds) / seconds)) seeds/s), \(results.events) events, "
         + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts, "
         + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd (\(results.expiredRecords) "
-        + "client records expired); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
+        + "client records expired, etcd judged unavailable \(results.unavailableVerdicts) times); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
     )
     // A row of `make chaos`'s table.
     print(
@@ -82,6 +82,7 @@ private struct Summary: Sendable {
   var restarts = 0
   var clustered = 0
   var expiredRecords = 0
+  var unavailableVerdicts = 0
   var worstSettle = Duration.zero
   var failures: [Simulation.Failure] = []
 
@@ -95,6 +96,7 @@ private struct Summary: Sendable {
       restarts += outcome.restarts
       if outcome.clustered { clustered += 1 }
       expiredRecords += outcome.expiredRecords
+      unavailableVerdicts += outcome.unavailableVerdicts
       worstSettle = max(worstSettle, outcome.settled)
     } catch let failure as Simulation.Failure {
       failures.append(failure)
@@ -111,6 +113,7 @@ private struct Summary: Sendable {
     restarts += other.restarts
     clustered += other.clustered
     expiredRecords += other.expiredRecords
+    unavailableVerdicts += other.unavailableVerdicts
     worstSettle = max(worstSettle, other.worstSettle)
     failures += other.failures
   }

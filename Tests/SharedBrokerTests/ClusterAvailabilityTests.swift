@@ -1,10 +1,10 @@
 import Testing
 
-@testable import SharedBrokerCluster
+@testable import SharedBrokerServer
 
-/// The verdict on etcd's quorum, event by event: questions sent every half second, answers that
-/// come late or never, and failures.
-@Suite struct EtcdAvailabilityTests {
+/// The verdict on a cluster store's quorum, event by event: questions sent every half second,
+/// answers that come late or never, and failures.
+@Suite struct ClusterAvailabilityTests {
   let t0 = ContinuousClock.now
 
   enum Event {
@@ -14,8 +14,8 @@ import Testing
     case tick(at: Duration)
   }
 
-  func run(_ steps: [(Event, EtcdAvailability.Change?)], line: Int = #line) {
-    var availability = EtcdAvailability(unavailableAfter: .seconds(3), now: t0)
+  func run(_ steps: [(Event, ClusterAvailability.Change?)], line: Int = #line) {
+    var availability = ClusterAvailability(unavailableAfter: .seconds(3), now: t0)
     for (number, (event, expected)) in steps.enumerated() {
       let change =
         switch event {
