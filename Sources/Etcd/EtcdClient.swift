@@ -7,7 +7,7 @@ internal import QuickJSON
 import Synchronization
 
 /// A client of etcd's v3 API through its JSON gateway (`/v3/kv/range`, `/v3/kv/txn`,
-/// `/v3/watch`), on async-http-client.
+/// `/v3/kv/put`, `/v3/watch` and leases), on async-http-client.
 ///
 /// It takes every client URL of the cluster and sticks to the one that answered last: when that
 /// member cannot be reached it tries the next, so a member that dies costs one failed attempt.
@@ -126,6 +126,57 @@ public final class EtcdClient: Sendable {
     return call("/v3/kv/range", body.data, as: RangeAnswer.self).flatMapThrowing { answer in
       (answer.header.revisionNumber, try answer.keyValues())
     }
+  }
+
+  /// Sets `key` to `value`, attached to `lease` when given: the key is deleted when the lease
+  /// expires or is revoked.
+  public func put(_ key: Data, _ value: Data, lease: Int64? = nil) async throws {
+    var body = JSONWriter()
+    body.beginObject()
+    body.key("key")
+    body.string(key.base64EncodedString())
+    body.key("value")
+    body.string(value.base64EncodedString())
+    if let lease {
+      body.key("lease")
+      body.string(String(lease))
+    }
+    body.endObject()
+    _ = try await call("/v3/kv/put", body.data, as: PutAnswer.self).get()
+  }
+
+  /// Grants a lease that expires `ttl` seconds after its grant or its last
+  /// ``keepAlive(lease:)``.
+  ///
+  /// - Returns: The lease's id.
+  public func grantLease(ttl: Int) async throws -> Int64 {
+    let answer = try await call("/v3/lease/grant", Data(#"{"TTL":"\#(ttl)"}"#.utf8), as: LeaseAnswer.self)
+      .get()
+    guard let id = answer.ID.flatMap(Int64.init) else {
+      throw EtcdError.malformed("a lease grant without an id")
+    }
+    return id
+  }
+
+  /// Renews a lease for another time to live.
+  ///
+  /// - Returns: The seconds it has left now, 0 when it had already expired (its keys are gone:
+  ///   grant another and put them again).
+  public func keepAlive(lease: Int64) async throws -> Int {
+    let answer = try await call(
+      "/v3/lease/keepalive", Data(#"{"ID":"\#(lease)"}"#.utf8), as: KeepAliveAnswer.self
+    ).get()
+    return answer.result?.TTL.flatMap(Int.init) ?? 0
+  }
+
+  /// Ends a lease now, deleting its keys.
+  public func revokeLease(_ lease: Int64) async throws {
+    try await revokeLeaseFuture(lease).get()
+  }
+
+  /// ``revokeLease(_:)`` as a future, for a thread that waits for it.
+  package func revokeLeaseFuture(_ lease: Int64) -> EventLoopFuture<Void> {
+    call("/v3/lease/revoke", Data(#"{"ID":"\#(lease)"}"#.utf8), as: PutAnswer.self).map { _ in }
   }
 
   /// Runs a transaction: `success` when every comparison holds, `failure` otherwise, atomically.
@@ -418,6 +469,19 @@ private struct RangeAnswer: Decodable {
   var kvs: [KeyValueJSON]?
 
   func keyValues() throws -> [EtcdKeyValue] { try (kvs ?? []).map { try $0.keyValue() } }
+}
+
+private struct PutAnswer: Decodable {
+  var header: Header?
+}
+
+private struct LeaseAnswer: Decodable {
+  var ID: String?
+  var TTL: String?
+}
+
+private struct KeepAliveAnswer: Decodable {
+  var result: LeaseAnswer?
 }
 
 private struct TransactionAnswer: Decodable {

@@ -103,8 +103,13 @@ public final class BrokerClient: Sendable {
   /// The brokers' ROUTER endpoints, tried in turn: the client moves to the next one when its
   /// broker stops answering, or cannot reach its cluster's store.
   public let endpoints: [String]
-  /// The endpoint of the broker the client talks to (or tries) now: one of ``endpoints``.
+  /// The endpoint of the broker the client talks to (or tries) now: one of ``knownBrokers``.
   public var currentEndpoint: String { loop.endpoint }
+
+  /// The brokers this client moves among: the ones it was given, then the others its cluster
+  /// announced (a broker of a cluster names them all in `WELCOME`, and again whenever one joins
+  /// or leaves), so that a client given one broker finds the rest.
+  public var knownBrokers: [String] { loop.knownBrokers }
   /// This client's id, sent with every write (fresh per process).
   public let id: String
   let configuration: Configuration

@@ -17,6 +17,10 @@ import Synchronization
 /// tells whether etcd's quorum answers: while it does not, the broker refuses writes and tells its
 /// clients to move to another broker.
 ///
+/// Each broker registers its ROUTER endpoint under `brokers/` with a lease it keeps alive, so a
+/// broker that dies drops out when the lease runs out (5 s) and one that stops drops out at
+/// once; the probe reads the list, and the broker tells its clients, who move among them.
+///
 /// ```swift
 /// let store = try await EtcdBrokerStore.connect(endpoints: ["http://127.0.0.1:2379"])
 /// let broker = BrokerServer(configuration: configuration, cluster: store)
@@ -29,12 +33,20 @@ public final class EtcdBrokerStore: BrokerCluster {
   /// etcd's client.
   public let etcd: EtcdClient
   private let keysPrefix: Data
+  /// Where the brokers register, one key each.
+  private let brokersPrefix: Data
   private let logger: Logger
+  /// How long a broker that stopped renewing its registration stays listed.
+  private let memberLease = 5
 
   private struct State {
     /// What the broker has not taken yet, in order.
     var events: [BrokerClusterEvent] = []
     var availability: ClusterAvailability
+    /// The brokers the newest probe answered found registered, and when it was sent.
+    var members: (list: [String], sent: ContinuousClock.Instant)?
+    /// This broker's registration, while it holds one.
+    var lease: Int64?
     var wake: (@Sendable () -> Void)?
     var tasks: [Task<Void, Never>] = []
     var closed = false
@@ -59,6 +71,7 @@ public final class EtcdBrokerStore: BrokerCluster {
     self.unavailableAfter = unavailableAfter
     state = Mutex(State(availability: ClusterAvailability(unavailableAfter: unavailableAfter, now: .now)))
     self.keysPrefix = Data((prefix + "keys/").utf8)
+    self.brokersPrefix = Data((prefix + "brokers/").utf8)
     self.logger = logger
   }
 
@@ -201,16 +214,48 @@ public final class EtcdBrokerStore: BrokerCluster {
     wake?()
   }
 
-  /// Stops watching and probing, and closes the etcd client.
+  /// Stops watching and probing, takes this broker off the cluster's list, and closes the etcd
+  /// client.
   public func close() {
-    let tasks = state.withLock { state in
+    let (tasks, lease) = state.withLock { state in
       state.closed = true
-      return state.tasks
+      return (state.tasks, state.lease)
     }
     for task in tasks { task.cancel() }
+    // Waited for (the broker's stop already waits for its thread), so that a broker that stops
+    // is off the list before its process ends; the etcd client's event loop answers it, no task.
+    if let lease { try? etcd.revokeLeaseFuture(lease).wait() }
     // Not waited for: the broker may stop from a task of the cooperative pool, which must not
     // block on another task.
     Task { [etcd] in try? await etcd.shutdown() }
+  }
+
+  /// Registers `router` under `brokers/` with a lease, and renews it every third of its time to
+  /// live; after an outage long enough for the lease to run out, registers again.
+  public func register(router: String) {
+    let key = brokersPrefix + Data(UUID().uuidString.utf8)
+    let registering = Task { [self] in
+      var lease: Int64?
+      while !Task.isCancelled {
+        do {
+          if let held = lease, try await etcd.keepAlive(lease: held) > 0 {
+            try? await Task.sleep(for: .seconds(memberLease) / 3)
+            continue
+          }
+          let granted = try await etcd.grantLease(ttl: memberLease)
+          try await etcd.put(key, Data(router.utf8), lease: granted)
+          lease = granted
+          let closed = state.withLock { state in
+            state.lease = granted
+            return state.closed
+          }
+          if closed { try? await etcd.revokeLease(granted) }
+        } catch {
+          try? await Task.sleep(for: .milliseconds(500))
+        }
+      }
+    }
+    state.withLock { $0.tasks.append(registering) }
   }
 
   // MARK: - Watching and probing
@@ -254,16 +299,17 @@ public final class EtcdBrokerStore: BrokerCluster {
   }
 
   /// Asks etcd's quorum every half second whether it answers, without waiting for one answer
-  /// before the next question (see ``ClusterAvailability``).
+  /// before the next question (see ``ClusterAvailability``); the question reads the registered
+  /// brokers.
   private func probe() async {
-    let clusterKey = Data(keysPrefix.dropLast("keys/".count) + Data("cluster".utf8))
     await withDiscardingTaskGroup { group in
       while !Task.isCancelled {
         let sent = ContinuousClock.now
         group.addTask { [self] in
           do {
-            _ = try await etcd.range(clusterKey)
+            let (_, registered) = try await etcd.range(brokersPrefix, prefix: true)
             decide { $0.answered(sentAt: sent, now: .now) }
+            found(Set(registered.map { String(decoding: $0.value, as: UTF8.self) }).sorted(), sentAt: sent)
           } catch {
             if !Task.isCancelled { decide { $0.failed("\(error)", now: .now) } }
           }
@@ -273,6 +319,17 @@ public final class EtcdBrokerStore: BrokerCluster {
       }
       group.cancelAll()
     }
+  }
+
+  /// Takes the brokers a probe sent at `sent` found, unless a newer probe answered first, and
+  /// tells the broker when they changed.
+  private func found(_ members: [String], sentAt sent: ContinuousClock.Instant) {
+    let changed = state.withLock { state in
+      if let last = state.members, last.sent > sent || last.list == members { return false }
+      state.members = (members, sent)
+      return !state.closed
+    }
+    if changed { queue([.members(members)]) }
   }
 
   /// Feeds one event to the availability machine, and tells the broker and the log when its

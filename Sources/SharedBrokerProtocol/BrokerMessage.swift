@@ -33,10 +33,12 @@ public enum BrokerMessage: Equatable, Sendable {
   )
 
   // MARK: Replies
-  /// `WELCOME 1 instance publisher [maxValueSize]`: the broker's instance id (new on every
-  /// start), where its PUB socket listens, and the largest value it accepts (absent from a broker
-  /// that does not say).
-  case welcome(instance: String, publisher: String, maxValueSize: UInt64? = nil)
+  /// `WELCOME 3 instance publisher [maxValueSize [broker]...]`: the broker's instance id (new on
+  /// every start), where its PUB socket listens, the largest value it accepts (absent from a
+  /// broker that does not say), and, from a broker of a cluster, the ROUTER endpoints of the
+  /// cluster's brokers, so that a client given one learns the others.
+  case welcome(
+    instance: String, publisher: String, maxValueSize: UInt64? = nil, brokers: [String] = [])
   /// `PONG instance [key version]...`: the keys of the `PING` whose version on the broker is
   /// not the one the client holds, with the broker's version.
   case pong(instance: String, behind: [KeyVersion] = [])
@@ -64,6 +66,9 @@ public enum BrokerMessage: Equatable, Sendable {
   case update(key: String, version: UInt64, client: String, write: UInt64, value: Data)
   /// `key SYNCED client` on the PUB socket: the answer to ``sync(client:key:)``.
   case synced(key: String, client: String)
+  /// `\u{1}brokers BROKERS [broker]...` on the PUB socket, on its own topic
+  /// (``brokersTopic``): a cluster's brokers changed, and these are their ROUTER endpoints now.
+  case brokers([String])
 }
 
 /// Why the broker refused a request.
@@ -105,6 +110,10 @@ public struct KeyVersion: Equatable, Sendable {
 extension BrokerMessage {
   /// The protocol version this build speaks.
   public static let protocolVersion = "3"
+
+  /// The topic of ``brokers(_:)``: its first byte is a control character, which no key has, so
+  /// no key's subscription receives it.
+  public static let brokersTopic = "\u{1}brokers"
 
   /// How many of a key's most recent writers a client's copy and a broker's entry remember:
   /// enough for any write whose `ACK` a restart or a move may have lost.
@@ -152,9 +161,11 @@ extension BrokerMessage {
         F.text("SEED"), F.text(client), F.text(key), F.text(origin), F.number(version), value,
       ]
         + F.writes(writes)
-    case .welcome(let instance, let publisher, let maxValueSize):
+    case .welcome(let instance, let publisher, let maxValueSize, let brokers):
+      // The brokers follow the size limit, which a broker that names them always gives.
+      let limit = maxValueSize ?? (brokers.isEmpty ? nil : UInt64.max)
       return [F.text("WELCOME"), F.text(Self.protocolVersion), F.text(instance), F.text(publisher)]
-        + (maxValueSize.map { [F.number($0)] } ?? [])
+        + (limit.map { [F.number($0)] } ?? []) + brokers.map(F.text)
     case .pong(let instance, let behind):
       return [F.text("PONG"), F.text(instance)] + F.pairs(behind)
     case .snapshot(let key, let version, let lastWrite, let value, let writes):
@@ -177,6 +188,8 @@ extension BrokerMessage {
       ]
     case .synced(let key, let client):
       return [F.text(key), F.text("SYNCED"), F.text(client)]
+    case .brokers(let brokers):
+      return [F.text(Self.brokersTopic), F.text("BROKERS")] + brokers.map(F.text)
     }
   }
 
@@ -271,12 +284,13 @@ extension BrokerMessage {
         value: fields[4], writes: try writes(from: 5)
       )
     case "WELCOME":
-      guard fields.count == 3 || fields.count == 4 else {
-        throw .malformed("WELCOME has \(fields.count) fields, expected 3 or 4")
+      guard fields.count >= 3 else {
+        throw .malformed("WELCOME has \(fields.count) fields, expected at least 3")
       }
       self = .welcome(
         instance: try text(1), publisher: try text(2),
-        maxValueSize: fields.count == 4 ? try number(3) : nil
+        maxValueSize: fields.count >= 4 ? try number(3) : nil,
+        brokers: fields.count > 4 ? try (4..<fields.count).map(text) : []
       )
     case "PONG":
       guard !fields.isEmpty else { throw .malformed("PONG has no instance") }
@@ -328,9 +342,22 @@ extension BrokerMessage {
 
   /// Decodes a message received on the PUB socket.
   ///
-  /// - Parameter frames: `key UPDATE version client write value` or `key SYNCED client`.
+  /// - Parameter frames: `key UPDATE version client write value`, `key SYNCED client` or
+  ///   `\u{1}brokers BROKERS [broker]...`.
   /// - Throws: ``BrokerProtocolError``.
   public init(published frames: [Data]) throws(BrokerProtocolError) {
+    if frames.first == Frames.text(Self.brokersTopic) {
+      guard frames.count >= 2, Frames.text(frames[1]) == "BROKERS" else {
+        throw .malformed("the brokers' topic carries: BROKERS [broker]...")
+      }
+      var brokers: [String] = []
+      for frame in frames.dropFirst(2) {
+        guard let broker = Frames.text(frame) else { throw .malformed("a broker is not UTF-8") }
+        brokers.append(broker)
+      }
+      self = .brokers(brokers)
+      return
+    }
     guard frames.count >= 2, let key = Frames.key(frames[0]) else { throw .invalidKey }
     switch Frames.text(frames[1]) {
     case "UPDATE":

@@ -28,6 +28,14 @@ public protocol BrokerCluster: AnyObject, Sendable {
   func takeEvents() -> [BrokerClusterEvent]
   /// Stops watching.
   func close()
+  /// Lists this broker among the cluster's, at the ROUTER endpoint its clients reach it at,
+  /// for as long as it runs; every broker then reports the list as ``BrokerClusterEvent/members(_:)``.
+  func register(router: String)
+}
+
+extension BrokerCluster {
+  /// A store that keeps no list of brokers: clients learn none.
+  public func register(router: String) {}
 }
 
 /// What a ``BrokerCluster`` tells its broker.
@@ -41,6 +49,9 @@ public enum BrokerClusterEvent: Sendable {
   case changed([(key: String, record: BrokerClusterRecord)], followsHistory: Bool)
   /// Whether the store answers: a broker cut from it refuses requests.
   case availability(Bool)
+  /// The ROUTER endpoints of the cluster's live brokers, as registered in the store (each with
+  /// a lease, so a broker that dies drops out), in a stable order. The broker tells its clients.
+  case members([String])
 }
 
 /// What a ``BrokerCluster/commit(key:record:expecting:id:)`` did.

@@ -23,6 +23,10 @@ public struct BrokerConfiguration: Sendable {
   /// that subscriber misses updates (and finds out from its heartbeats), so a stalled
   /// subscriber holds at most this many values in the broker's memory.
   public var maxQueuedUpdates: Int
+  /// The ROUTER endpoint other machines reach this broker at, which a broker of a cluster
+  /// registers for the clients to learn (`tcp://broker2:5555`). By default, the endpoint it
+  /// bound, with a wildcard host (`0.0.0.0`, `::`) replaced by this machine's host name.
+  public var advertise: String?
 
   /// CURVE settings of a broker: its secret key and the client public keys it admits.
   ///
@@ -56,6 +60,7 @@ public struct BrokerConfiguration: Sendable {
   ///   - clientTimeout: How long a client may stay silent before it is forgotten.
   ///   - seedWindow: How long after start clients' copies of lost keys are collected.
   ///   - maxQueuedUpdates: The most updates queued for one subscriber.
+  ///   - advertise: The endpoint a cluster's clients reach this broker at.
   public init(
     listen: String = "tcp://0.0.0.0:5555",
     publish: String? = nil,
@@ -64,7 +69,8 @@ public struct BrokerConfiguration: Sendable {
     curve: CurveSecurity? = nil,
     clientTimeout: Duration = .seconds(3600),
     seedWindow: Duration = .seconds(3),
-    maxQueuedUpdates: Int = 1_000
+    maxQueuedUpdates: Int = 1_000,
+    advertise: String? = nil
   ) {
     self.listen = listen
     self.publish = publish
@@ -74,6 +80,17 @@ public struct BrokerConfiguration: Sendable {
     self.clientTimeout = clientTimeout
     self.seedWindow = seedWindow
     self.maxQueuedUpdates = maxQueuedUpdates
+    self.advertise = advertise
+  }
+
+  /// The endpoint a cluster's clients reach a broker at that bound `router`: ``advertise``, or
+  /// the bound endpoint with a wildcard host replaced by `hostName`.
+  func advertised(bound router: String, hostName: String) -> String {
+    if let advertise { return advertise }
+    for wildcard in ["tcp://0.0.0.0:", "tcp://[::]:", "tcp://*:"] where router.hasPrefix(wildcard) {
+      return "tcp://\(hostName):" + router.dropFirst(wildcard.count)
+    }
+    return router
   }
 
   /// The PUB endpoint to bind: explicit, or next to the listen endpoint.

@@ -186,6 +186,9 @@ public final class BrokerServer: Service, Sendable {
     bound.wait()
     let (endpoints, budget, openFileLimit) = try ready.withLock { $0! }.get()
     phase.withLock { $0 = .running(thread, wake, endpoints) }
+    cluster?.register(
+      router: configuration.advertised(
+        bound: endpoints.router, hostName: ProcessInfo.processInfo.hostName))
     let curve = configuration.curve.map { "on, allow-list of \($0.allowedClientKeys.count)" }
     logger.info(
       "Broker listening",

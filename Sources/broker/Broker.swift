@@ -59,6 +59,19 @@ struct Broker: AsyncParsableCommand {
   )
   var storeOption: String?
 
+  @Option(
+    name: .customLong("advertise"),
+    help: ArgumentHelp(
+      "With --store: the ROUTER endpoint the cluster's clients reach this broker at, which they learn from any broker of the cluster (env SHARED_BROKER_ADVERTISE; default: --listen with a wildcard host replaced by this machine's name).",
+      valueName: "tcp://HOST:PORT")
+  )
+  var advertiseOption: String?
+
+  /// `--advertise`, else the environment's.
+  var advertise: String? {
+    advertiseOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_ADVERTISE"]
+  }
+
   /// `--store`, else the environment's.
   var store: String? { storeOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_STORE"] }
 
@@ -143,6 +156,14 @@ struct Broker: AsyncParsableCommand {
     guard (1...Int(Int32.max)).contains(maxQueuedUpdates) else {
       throw ValidationError("--max-queued-updates must be from 1 to 2147483647.")
     }
+    if let advertise, !BrokerClient.isEndpoint(advertise[...], binding: false) {
+      throw ValidationError(
+        "--advertise (or SHARED_BROKER_ADVERTISE) must be an endpoint clients can connect to, such as tcp://broker2:5555, not \"\(advertise)\"."
+      )
+    }
+    if advertise != nil, store == nil {
+      throw ValidationError("--advertise goes with --store: only a cluster's brokers are listed.")
+    }
     for (flag, endpoint) in [
       ("--listen (or SHARED_BROKER_LISTEN)", listen), ("--publish", publish),
     ] {
@@ -225,7 +246,8 @@ struct Broker: AsyncParsableCommand {
       curve: try curveSecurity(),
       clientTimeout: .seconds(clientTimeout),
       seedWindow: .seconds(seedWindow),
-      maxQueuedUpdates: maxQueuedUpdates
+      maxQueuedUpdates: maxQueuedUpdates,
+      advertise: advertise
     )
     // Bootstrapped before the broker and the store make their counters (those made earlier count
     // nowhere); bound before the broker's endpoints and announced after them, so a busy port

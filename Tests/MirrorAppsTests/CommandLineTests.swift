@@ -34,6 +34,8 @@ struct CommandLineTests {
     ("broker", ["--store", "etcd://127.0.0.1"], "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT"),
     ("broker", ["--store", "etcd://a:1,,b:2"], "--store (or SHARED_BROKER_STORE) must be etcd://HOST:PORT"),
     ("broker", ["--store", "etcd://127.0.0.1:2379", "--data", "/tmp/x"], "--store and --data do not go together"),
+    ("broker", ["--advertise", "tcp://b:5555"], "--advertise goes with --store"),
+    ("broker", ["--store", "etcd://127.0.0.1:2379", "--advertise", "b:5555"], "--advertise (or SHARED_BROKER_ADVERTISE) must be an endpoint"),
     ("counter", ["--broker", "tcp://127.0.0.1:5555,127.0.0.1:6555"], "several separated by commas"),
     ("counter", ["--broker", "tcp://127.0.0.1:5555;tcp://127.0.0.1:6555"], "several separated by commas"),
     ("profile", ["--broker", "tcp://127.0.0.1:notaport,tcp://127.0.0.1:6555"], "several separated by commas"),

@@ -70,8 +70,8 @@ import TestSupport
     #expect(compiler == version, "README names Swift \(version); this was built with \(compiler)")
   }
 
-  /// `docker compose --profile ha up`: 3 etcd members, 2 brokers sharing them, and clients
-  /// given both brokers, in both orders.
+  /// `docker compose --profile ha up`: 3 etcd members, 2 brokers sharing them and advertising
+  /// their service names, and clients given one broker each, which learn the other from it.
   @Test func haProfileRunsAnEtcdClusterTwoBrokersAndClientsOnBoth() async throws {
     let config = try await compose("--profile", "ha", "config")
     #expect(config.status == 0, "\(config.output)")
@@ -83,9 +83,10 @@ import TestSupport
       #expect(block.contains("SHARED_BROKER_STORE: etcd://etcd1:2379,etcd2:2379,etcd3:2379"))
       #expect(block.contains("etcd3:\n        condition: service_healthy"))
       #expect(block.contains("- 127.0.0.1:"))
+      #expect(block.contains("- --advertise\n    - tcp://\(broker):5555"), "\(block)")
     }
-    #expect(Self.block(of: "counter-a", in: config.output).contains("tcp://broker-a:5555,tcp://broker-b:5555"))
-    #expect(Self.block(of: "counter-b", in: config.output).contains("tcp://broker-b:5555,tcp://broker-a:5555"))
+    #expect(Self.block(of: "counter-a", in: config.output).contains("- --broker\n    - tcp://broker-a:5555\n"))
+    #expect(Self.block(of: "counter-b", in: config.output).contains("- --broker\n    - tcp://broker-b:5555\n"))
     #expect(config.output.contains("ETCD_INITIAL_CLUSTER: etcd1=http://etcd1:2380,etcd2=http://etcd2:2380,etcd3=http://etcd3:2380"))
     // `up counter-a counter-b profile-ha`, as the README says, starts the cluster alone: what
     // those depend on, and what that depends on, is in the profile.

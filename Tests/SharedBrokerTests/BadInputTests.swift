@@ -166,6 +166,9 @@ struct BadInputTests {
       .write(client: "c", write: 3, key: "k", base: 2, value: Data("{}".utf8)),
       .welcome(instance: "i", publisher: "tcp://127.0.0.1:1"),
       .welcome(instance: "i", publisher: "tcp://127.0.0.1:1", maxValueSize: 1_048_576),
+      .welcome(
+        instance: "i", publisher: "tcp://127.0.0.1:1", maxValueSize: 1_048_576,
+        brokers: ["tcp://a:5555", "tcp://b:5555"]),
       .pong(instance: "i"),
       .ping(versions: [KeyVersion(key: "k", version: 3), KeyVersion(key: "l", version: 0)]),
       .pong(instance: "i", behind: [KeyVersion(key: "k", version: 4)]),
@@ -183,6 +186,16 @@ struct BadInputTests {
     }
     let update = BrokerMessage.update(key: "k", version: 1, client: "c", write: 1, value: Data())
     #expect(try BrokerMessage(published: update.frames) == update)
+    for brokers in [[], ["tcp://a:5555", "tcp://b:5555"]] {
+      #expect(try BrokerMessage(published: BrokerMessage.brokers(brokers).frames) == .brokers(brokers))
+    }
+    // The brokers' topic carries nothing else, and no key can be it.
+    #expect(throws: BrokerProtocolError.self) {
+      try BrokerMessage(published: [Data("\u{1}brokers".utf8), Data("UPDATE".utf8)])
+    }
+    #expect(throws: BrokerProtocolError.self) {
+      try BrokerMessage(published: [Data("\u{1}brokers".utf8), Data("BROKERS".utf8), Data([0xFF])])
+    }
     #expect(throws: BrokerProtocolError.self) { try BrokerMessage(frames: []) }
     #expect(throws: BrokerProtocolError.self) { try BrokerMessage(published: [Data("k".utf8)]) }
   }

@@ -102,6 +102,26 @@ import Testing
 
   // MARK: - Connections
 
+  @Test func aClusterBrokerNamesItsBrokersInWelcomeAndAnnouncesChanges() {
+    var broker = Harness(backend: .cluster)
+    #expect(broker.take(broker.machine.setMembers(["tcp://a:5555", "tcp://b:5555"])) == [
+      .publish(.brokers(["tcp://a:5555", "tcp://b:5555"]))
+    ])
+    #expect(broker.take(broker.machine.setMembers(["tcp://a:5555", "tcp://b:5555"])) == [])
+    #expect(
+      broker.send(.hello(client: "a")) == [
+        .reply(
+          "p",
+          .welcome(
+            instance: "i1", publisher: "tcp://broker:5556", maxValueSize: 16,
+            brokers: ["tcp://a:5555", "tcp://b:5555"]))
+      ])
+    // One left: the clients hear of it at once.
+    #expect(broker.take(broker.machine.setMembers(["tcp://b:5555"])) == [
+      .publish(.brokers(["tcp://b:5555"]))
+    ])
+  }
+
   @Test func helloIsWelcomedAndPingsNameTheKeysBehind() {
     var broker = Harness()
     #expect(broker.send(.hello(client: "a")) == [.reply("p", Self.welcome)])

@@ -51,6 +51,7 @@ import Testing
     }
     func subscribe(to key: String) {}
     func moveToNextBroker() -> Bool { false }
+    func learn(brokers: [String]) {}
 
     /// Takes the writes sent since the last call.
     func takeWrites() -> [BrokerMessage] {

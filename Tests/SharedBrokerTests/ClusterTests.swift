@@ -57,7 +57,7 @@ struct ClusterTests {
       // One cluster, one instance: a client moving between them keeps its versions.
       #expect(Self.instance(first) != nil && Self.instance(first) == Self.instance(second))
       let welcomes = try [router1, router2].map { router -> String? in
-        guard case .welcome(let instance, _, _)? = try RawClient(router, hello: nil).request(.hello(client: "w"))
+        guard case .welcome(let instance, _, _, _)? = try RawClient(router, hello: nil).request(.hello(client: "w"))
         else { return nil }
         return instance
       }
@@ -337,6 +337,62 @@ struct ClusterTests {
       let ticks = brokers.map(\.process.cpuTicks)
       try await Task.sleep(for: .seconds(1))  // a window to measure CPU time in, not a wait for work
       for (broker, before) in zip(brokers, ticks) { #expect(broker.process.cpuTicks - before <= 10) }
+    }
+  }
+
+  /// Four counters and a probe are given the first broker of a cluster only. Brokers join, and
+  /// the ones they were given leave (one stopped, then one SIGKILLed), while the counters write:
+  /// each client learns every newcomer from its broker, moves to one when its broker leaves, and
+  /// every increment is counted once.
+  @Test func clientsGivenOneBrokerFollowTheClusterAsBrokersJoinAndLeave() async throws {
+    try await withEtcdCluster { etcd in
+      var brokers = [try await startBroker(["--store", etcd.store])]
+      var gone: [String] = []
+      defer { for broker in brokers { broker.process.signal(SIGTERM) } }
+      let first = brokers[0].router
+      let increments = Self.increments
+      let rounds = 2
+      var counters: [ChildProcess] = []
+      for _ in 0..<4 {
+        counters.append(
+          try await Self.counter(first, key: "members", script: Self.script(increments, bursts: 10 * (rounds + 1))))
+      }
+      let total = 4 * increments
+      let (probe, probed) = Self.probe([first], key: "members")
+      defer { probe.close() }
+      var stalls: [Duration] = []
+      for round in 0..<rounds {
+        await Self.progress(probed, reaches: total * (round + 1) / (rounds + 1))
+        let newcomer = try await startBroker(["--store", etcd.store])
+        brokers.append(newcomer)
+        // Announced by the broker the clients talk to, within a probe of its registration.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !probe.knownBrokers.contains(newcomer.router), ContinuousClock.now < deadline {
+          try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(probe.knownBrokers.contains(newcomer.router), "\(probe.knownBrokers)")
+        // The oldest leaves: stopped (it takes itself off the list), then killed (its lease
+        // runs out 5 s later).
+        let leaving = brokers.removeFirst()
+        leaving.process.signal(round == 0 ? SIGTERM : SIGKILL)
+        _ = await leaving.process.waitForExit()
+        gone.append(leaving.router)
+        let left = ContinuousClock.now
+        let before = probed.wrappedValue["count"] ?? 0
+        if before < total { await Self.progress(probed, reaches: before + 1) }
+        stalls.append(.now - left)
+      }
+      for counter in counters { #expect(await counter.waitForExit() == 0, "\(counter.printed.suffix(300))") }
+      let expected = #"{"count":\#(total),"maxCount":\#(total),"minCount":0,"numberOfCounts":\#(total)}"#
+      #expect(try await Self.stats(at: brokers[0].router, key: "members") == expected)
+      // The stopped broker is off the list at once; the killed one once its lease ran out.
+      let welcome = try RawClient(brokers[0].router, hello: nil).request(.hello(client: "m"))
+      guard case .welcome(_, _, _, let listed)? = welcome else {
+        Issue.record("no WELCOME: \(String(describing: welcome))")
+        return
+      }
+      #expect(!listed.contains(gone[0]) && listed.contains(brokers[0].router), "\(listed)")
+      print("cluster-membership: a broker stopped, then one killed, under 4 counters given one broker; the count rose again \(stalls) after each")
     }
   }
 

@@ -27,8 +27,10 @@ final class SimulatedClient {
   var peer = Data()
   /// The broker of the cluster its DEALER is connected (or connecting) to, and the one its SUB
   /// is connected to.
-  var broker = 0
-  var subscriberBroker = 0
+  var broker: Int
+  var subscriberBroker: Int
+  /// The brokers it was given and learned, as its loop keeps them.
+  var brokers: BrokerList
   /// The SUB's connection, which connects once the first WELCOME names the publisher.
   var publisherKnown = false
   var subscriberUp = false
@@ -55,9 +57,12 @@ final class SimulatedClient {
 
   init(
     index: Int, id: String, keys: [String], heartbeat: Duration, maxWritesInFlight: Int,
-    now: ContinuousClock.Instant
+    brokers: BrokerList, now: ContinuousClock.Instant
   ) {
     self.index = index
+    self.brokers = brokers
+    broker = Int(brokers.current.dropFirst("broker".count))!
+    subscriberBroker = broker
     let wakeRequested = wakeRequested
     let storage = ClientStorage(
       machine: ClientMachine(

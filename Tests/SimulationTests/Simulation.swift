@@ -51,6 +51,8 @@ final class Simulation {
     var expiredRecords = 0
     /// Times a broker's store judged etcd unavailable.
     var unavailableVerdicts = 0
+    /// Moves to a broker the client was not given but learned from the cluster.
+    var movesToLearned = 0
     /// Sim time from the end of the faults until every live client held the broker's value.
     var settled = Duration.zero
   }
@@ -139,6 +141,10 @@ final class Simulation {
   static let unavailableAfter = Duration.seconds(3)
   /// Each cluster broker's verdict on etcd, as its store reaches it.
   private var availability: [ClusterAvailability?]
+  /// How long a dead broker stays registered in etcd: its lease's time to live.
+  static let memberLease = Duration.seconds(5)
+  /// When each dead broker's registration expires.
+  private var leaseEnds: [Duration]
   /// How long a cluster keeps the records of a client that stopped writing a key: short, so
   /// that records expire during the run, yet longer than any write waits for its answer or any
   /// client is cut off (PROTOCOL.md: a client away longer may see its write applied twice).
@@ -185,6 +191,7 @@ final class Simulation {
     brokerStarted = Array(repeating: .zero, count: brokerCount)
     cutFromEtcd = Array(repeating: .zero, count: brokerCount)
     availability = Array(repeating: nil, count: brokerCount)
+    leaseEnds = Array(repeating: .zero, count: brokerCount)
     self.random = random
     dataDirectory = URL(
       fileURLWithPath: FileManager.default.fileExists(atPath: "/dev/shm")
@@ -367,11 +374,13 @@ final class Simulation {
       schedule(after: .milliseconds(500), .probe(broker: number, run: run))
       try judgeAvailability(of: number) { $0.tick(now: base + now) }
     case .probed(let number, let run, let sent, let answered):
-      guard brokers[number]?.run == run else { return }
+      guard let broker = brokers[number], broker.run == run else { return }
       try judgeAvailability(of: number) {
         answered
           ? $0.answered(sentAt: base + sent, now: base + now) : $0.failed("cut off", now: base + now)
       }
+      // The probe reads the brokers registered in etcd, as the real store's does.
+      if answered { try carryOut(broker.stored(.members(members)), from: number) }
     case .spawn:
       pendingSpawns -= 1
       spawn()
@@ -385,9 +394,15 @@ final class Simulation {
   private func spawn() {
     let index = clients.count
     let id = String(format: "c%02d-", index) + String(random.next(), radix: 36)
+    // In a cluster, a client is given every broker, or one of them and learns the rest from
+    // the brokers' announcements.
+    let given =
+      random.chance(0.5)
+      ? brokers.indices.map(Self.endpoint)
+      : [Self.endpoint(Int.random(in: brokers.indices, using: &random))]
     let client = SimulatedClient(
       index: index, id: id, keys: keys, heartbeat: heartbeat,
-      maxWritesInFlight: Self.maxWritesInFlight,
+      maxWritesInFlight: Self.maxWritesInFlight, brokers: BrokerList(given: given),
       now: base + now
     )
     clients.append(client)
@@ -648,10 +663,20 @@ final class Simulation {
     // What this run ends with must count no mutation twice, whatever the next run keeps.
     for (key, entry) in brokers[number]?.entries ?? [:] { try checkBrokerValue(key, entry.value) }
     brokers[number] = nil
+    if etcd != nil { leaseEnds[number] = now + Self.memberLease }
     for client in clients where client.alive {
       if client.broker == number { cutDealer(client) }
       if client.subscriberBroker == number { cutSubscriber(client) }
     }
+  }
+
+  /// The simulated ROUTER endpoint of broker `number`.
+  static func endpoint(_ number: Int) -> String { "broker\(number)" }
+
+  /// The brokers registered in etcd: every cluster broker running, and one that died until its
+  /// lease runs out.
+  private var members: [String] {
+    brokers.indices.filter { brokers[$0] != nil || now < leaseEnds[$0] }.map(Self.endpoint)
   }
 
   private func cutDealer(_ client: SimulatedClient, tellingClient: Bool = true) {
@@ -663,14 +688,15 @@ final class Simulation {
     // The socket monitor tells the loop; libzmq reconnects by itself. With other brokers to
     // go to, the loop moves at once.
     client.storage.handle(
-      .connectionLost(move: brokers.count > 1), at: instant(client), via: transport(client))
+      .connectionLost(move: client.brokers.hasOthers), at: instant(client), via: transport(client))
   }
 
   /// Moves a client's DEALER to the next broker of the cluster; its SUB follows the WELCOME.
   /// Returns `false` for a single broker, which the client stays with.
   fileprivate func move(_ client: SimulatedClient) -> Bool {
-    guard brokers.count > 1 else { return false }
-    client.broker = (client.broker + 1) % brokers.count
+    guard client.brokers.moveToNext() else { return false }
+    client.broker = Int(client.brokers.current.dropFirst("broker".count))!
+    if !client.brokers.given.contains(client.brokers.current) { outcome.movesToLearned += 1 }
     note { "\(client.id.prefix(4)) moves to broker\(client.broker)" }
     cutDealer(client, tellingClient: false)
     if client.subscriberUp {
@@ -950,7 +976,7 @@ private struct Transport: ClientTransport {
   let simulation: Simulation
   let client: SimulatedClient
 
-  var endpoint: String { "broker\(client.broker)" }
+  var endpoint: String { client.brokers.current }
 
   func send(_ message: BrokerMessage) -> Bool {
     simulation.clientSends(message, from: client)
@@ -962,5 +988,9 @@ private struct Transport: ClientTransport {
 
   func moveToNextBroker() -> Bool {
     simulation.move(client)
+  }
+
+  func learn(brokers: [String]) {
+    _ = client.brokers.learn(brokers)
   }
 }

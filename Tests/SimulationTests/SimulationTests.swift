@@ -48,7 +48,8 @@ import Testing
         + "(\(Int(Double(results.seeds) / seconds)) seeds/s), \(results.events) events, "
         + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts, "
         + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd (\(results.expiredRecords) "
-        + "client records expired, etcd judged unavailable \(results.unavailableVerdicts) times); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
+        + "client records expired, etcd judged unavailable \(results.unavailableVerdicts) times, \(results.movesToLearned) moves to a "
+        + "broker a client learned of); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
     )
     // A row of `make chaos`'s table.
     print(
@@ -56,7 +57,7 @@ import Testing
         + "connections cut, PUB drops, broker restarts with, without and with cut data, clients "
         + "killed, clocks that jump; in clusters: brokers killed, etcd answers lost after applying, "
         + "transactions applied late, retries that find their own put, elections, a broker cut from "
-        + "etcd, history compacted | \(results.faults) faults, \(results.restarts) broker restarts "
+        + "etcd, history compacted, clients given one broker that learn the others | \(results.faults) faults, \(results.restarts) broker restarts "
         + "| \(results.seeds) seeds, \(results.mutations) mutations | \(results.failures.count) seeds failed |"
     )
     if let failure = results.failures.min(by: { $0.seed < $1.seed }) {
@@ -83,6 +84,7 @@ private struct Summary: Sendable {
   var clustered = 0
   var expiredRecords = 0
   var unavailableVerdicts = 0
+  var movesToLearned = 0
   var worstSettle = Duration.zero
   var failures: [Simulation.Failure] = []
 
@@ -97,6 +99,7 @@ private struct Summary: Sendable {
       if outcome.clustered { clustered += 1 }
       expiredRecords += outcome.expiredRecords
       unavailableVerdicts += outcome.unavailableVerdicts
+      movesToLearned += outcome.movesToLearned
       worstSettle = max(worstSettle, outcome.settled)
     } catch let failure as Simulation.Failure {
       failures.append(failure)
@@ -114,6 +117,7 @@ private struct Summary: Sendable {
     clustered += other.clustered
     expiredRecords += other.expiredRecords
     unavailableVerdicts += other.unavailableVerdicts
+    movesToLearned += other.movesToLearned
     worstSettle = max(worstSettle, other.worstSettle)
     failures += other.failures
   }

@@ -12,12 +12,15 @@ internal import ZeroMQ
 /// Only this thread touches the sockets: a writer records its mutation in the storage and wakes
 /// the thread, which encodes and sends it, so no socket call ever runs inside a writer's reducer.
 final class ClientLoop: ClientTransport, @unchecked Sendable {
-  /// The brokers to try, in turn.
-  private let endpoints: [String]
-  /// The one the DEALER is connected to (read by other threads too).
-  private let current = Atomic<Int>(0)
+  /// The brokers to try, in turn, and the one the DEALER is connected to (read by other
+  /// threads too).
+  private let brokers: Mutex<BrokerList>
   /// The broker endpoint the DEALER is connected to.
-  var endpoint: String { endpoints[current.load(ordering: .relaxed)] }
+  var endpoint: String { brokers.withLock(\.current) }
+  /// Every broker the client knows, given ones first.
+  var knownBrokers: [String] { brokers.withLock(\.all) }
+  /// Whether the client knows brokers besides the current one.
+  private var hasOtherBrokers: Bool { brokers.withLock(\.hasOthers) }
   private let configuration: BrokerClient.Configuration
   private let logger: Logger
 
@@ -39,7 +42,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
     endpoints: [String], storage: ClientStorage, wakeUp: WakeUpSignal?,
     configuration: BrokerClient.Configuration, logger: Logger
   ) {
-    self.endpoints = endpoints
+    brokers = Mutex(BrokerList(given: endpoints))
     self.storage = storage
     self.wakeUp = wakeUp
     self.configuration = configuration
@@ -66,12 +69,14 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
       try subscriber.set(.receiveHighWaterMark, configuration.subscriberHighWaterMark)
       try subscriber.set(.reconnectInterval, 100)
       try subscriber.set(.reconnectIntervalMax, 1_000)
+      // A cluster's brokers announce changes to their set on a topic of their own.
+      try subscriber.set(.subscribe, Array(BrokerMessage.brokersTopic.utf8))
       for socket in [dealer!, subscriber!] { try secure(socket) }
       let monitor = try SocketMonitor(watching: dealer, context: context)
       defer { monitor.close() }
       do {
         try dealer.connect(endpoint)
-      } catch  where endpoints.count > 1 {
+      } catch where hasOtherBrokers {
         // The others may do: the machine moves on when this one never answers.
         logger.error(
           "Cannot connect to the broker",
@@ -129,7 +134,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
     defer { monitorTouched = false }
     while let event = try? monitor.receive() {
       // After a move, the old broker's connection closing is no news.
-      if event.kind == .disconnected, endpoints.count > 1, event.endpoint != endpoint { continue }
+      if event.kind == .disconnected, hasOtherBrokers, event.endpoint != endpoint { continue }
       let known = handshakes.problem
       handshakes.record(event)
       switch event.kind {
@@ -138,7 +143,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
         // versions mean something else. Until its WELCOME says which run it is, nothing from
         // either socket is taken for the run this client knew (the SUB may reconnect first).
         // Another broker of the cluster can take over at once.
-        storage.handle(.connectionLost(move: endpoints.count > 1), at: .now, via: self)
+        storage.handle(.connectionLost(move: hasOtherBrokers), at: .now, via: self)
       case .handshakeSucceeded:
         storage.handshakeFailed(nil)
         storage.handle(.handshakeSucceeded, at: .now, via: self)
@@ -184,7 +189,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
       }
       // The subscription follows the publisher each WELCOME names; a WELCOME whose publisher
       // cannot be reached is not taken (the next heartbeat says HELLO again).
-      if case .welcome(_, let publisher, _) = reply, !connectSubscriber(to: publisher) { continue }
+      if case .welcome(_, let publisher, _, _) = reply, !connectSubscriber(to: publisher) { continue }
       storage.handle(.reply(reply), at: .now, via: self)
     }
   }
@@ -220,9 +225,9 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
 
   /// Connects the DEALER to the next broker of the list; the SUB follows its `WELCOME`.
   func moveToNextBroker() -> Bool {
-    guard endpoints.count > 1 else { return false }
-    try? dealer.disconnect(endpoint)
-    current.store((current.load(ordering: .relaxed) + 1) % endpoints.count, ordering: .relaxed)
+    let old = endpoint
+    guard brokers.withLock({ $0.moveToNext() }) else { return false }
+    try? dealer.disconnect(old)
     do {
       try dealer.connect(endpoint)
     } catch {
@@ -273,5 +278,11 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   func subscribe(to key: String) {
     try? subscriber.set(.subscribe, Array(key.utf8))
     subscriberTouched = true
+  }
+
+  func learn(brokers announced: [String]) {
+    guard brokers.withLock({ $0.learn(announced) }) else { return }
+    logger.info(
+      "The cluster's brokers", metadata: ["brokers": "\(brokers.withLock(\.all).joined(separator: ","))"])
   }
 }

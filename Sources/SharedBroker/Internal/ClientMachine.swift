@@ -333,8 +333,9 @@ struct ClientMachine {
   ) {
     lastHeard = now
     switch reply {
-    case .welcome(let instance, _, let maxValueSize):
+    case .welcome(let instance, _, let maxValueSize, let brokers):
       self.maxValueSize = maxValueSize
+      if !brokers.isEmpty { actions.append(.brokers(brokers)) }
       guard connection != .connected(instance: instance) else { return }
       connection = .connected(instance: instance)
       for index in keys.indices { handle(index, .connected(at: now), &actions) }
@@ -369,7 +370,7 @@ struct ClientMachine {
       if code != .seeding { actions.append(.log(.refused(code, message))) }
       guard isConnected, let key else { return }
       route(reply, to: key, at: now, &actions)
-    case .hello, .ping, .sync, .get, .seed, .write, .update, .synced:
+    case .hello, .ping, .sync, .get, .seed, .write, .update, .synced, .brokers:
       actions.append(.log(.requestFromTheBroker))
     }
   }
@@ -382,6 +383,8 @@ struct ClientMachine {
     switch message {
     case .update(let key, _, _, _, _), .synced(let key, _):
       route(message, to: key, at: now, &actions)
+    case .brokers(let brokers):
+      actions.append(.brokers(brokers))
     default:
       break
     }
@@ -481,6 +484,8 @@ enum ClientAction: Equatable {
   case progressed
   /// The broker answered that it cannot reach its cluster's store.
   case brokerUnavailable
+  /// The cluster announced its brokers (their ROUTER endpoints): the ones to move among.
+  case brokers([String])
   /// Worth a log line.
   case log(ClientNotice)
 }

@@ -298,6 +298,8 @@ final class ClientStorage: Sendable {
         progressed = true
       case .brokerUnavailable:
         brokerUnavailable(at: transport.endpoint)
+      case .brokers(let brokers):
+        transport.learn(brokers: brokers)
       case .log(let notice):
         log(notice)
       }
@@ -364,4 +366,6 @@ protocol ClientTransport {
   func subscribe(to key: String)
   /// Connects the DEALER to the next broker of the client's list; `false` when it has only one.
   func moveToNextBroker() -> Bool
+  /// Takes the brokers the cluster announced as the ones to move among, besides those given.
+  func learn(brokers: [String])
 }

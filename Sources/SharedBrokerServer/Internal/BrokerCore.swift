@@ -88,6 +88,8 @@ final class BrokerCore {
         counted(statistics)
       case .heard(let times):
         machine.heard(times)
+      case .members(let members):
+        perform(machine.setMembers(members))
       }
     }
   }

@@ -58,6 +58,8 @@ struct BrokerMachine {
     case watched([(key: String, stored: StoredRecord)])
     /// Whether the store answers.
     case available(Bool)
+    /// The cluster's brokers' ROUTER endpoints.
+    case members([String])
     /// Whom another broker of the cluster heard from, and when (wall-clock milliseconds).
     case heard([String: Int64])
   }
@@ -114,6 +116,8 @@ struct BrokerMachine {
   var wallClock: Int64 { startedAt + now.milliseconds }
   /// Whether the cluster's store answers (always, for the log).
   private(set) var available = true
+  /// The cluster's brokers, as its store last listed them (none for a broker on its own).
+  private(set) var members: [String] = []
   /// In a cluster, when other brokers last heard from each client (wall-clock milliseconds), as
   /// they record it in the store: a client is alive while any broker hears it.
   private(set) var heardElsewhere: [String: Int64] = [:]
@@ -165,6 +169,14 @@ struct BrokerMachine {
   /// Learns whether the cluster's store answers.
   mutating func setAvailable(_ available: Bool) {
     self.available = available
+  }
+
+  /// Learns the cluster's brokers; a change is published on the brokers' topic, so that
+  /// connected clients learn a broker that joined, or stop counting on one that left.
+  mutating func setMembers(_ members: [String]) -> [Action] {
+    guard members != self.members else { return [] }
+    self.members = members
+    return [.publish(.brokers(members))]
   }
 
   /// Learns whom another broker of the cluster heard from, and when.
@@ -234,7 +246,7 @@ struct BrokerMachine {
     case .sync: statistics.syncs += 1
     case .seed: statistics.seeds += 1
     case .write: statistics.writes += 1
-    case .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced: break
+    case .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced, .brokers: break
     }
     // A broker cut from its cluster's store can neither apply writes nor vouch for its values:
     // clients hear so and move to another broker of the cluster.
@@ -256,7 +268,8 @@ struct BrokerMachine {
       statistics.clients = sessions.count
       replies.reply(
         .welcome(
-          instance: instance, publisher: publisherEndpoint, maxValueSize: UInt64(maxValueSize)),
+          instance: instance, publisher: publisherEndpoint, maxValueSize: UInt64(maxValueSize),
+          brokers: members),
         to: peer, into: &actions)
       return
     case .ping(let versions):
@@ -337,7 +350,7 @@ struct BrokerMachine {
       }
       let kind = KeyRequest.Kind.write(write: write, base: base, value: value, after: after)
       enqueue(KeyRequest(peer: peer, client: client, now: now, kind: kind), on: key, into: &actions)
-    case .hello, .ping, .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced:
+    case .hello, .ping, .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced, .brokers:
       statistics.unknownCommands += 1
       refuse(.unknownCommand, "not a request")
     }

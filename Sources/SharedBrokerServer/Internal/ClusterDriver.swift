@@ -83,6 +83,8 @@ final class ClusterDriver {
       case .availability(let available):
         isAvailable = available
         events.append(.available(available))
+      case .members(let members):
+        events.append(.members(members))
       }
     }
     return events
