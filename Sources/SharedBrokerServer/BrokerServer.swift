@@ -174,6 +174,9 @@ public final class BrokerServer: Service, Sendable {
         bound.signal()
         var machine = owned.machine
         machine.publisherEndpoint = endpoints.publisher
+        if cluster != nil, machine.advertised == nil {
+          machine.advertised = advertised(bound: endpoints.router)
+        }
         serve(
           router: router, publisher: publisher,
           monitors: (router: monitor, publisher: publisherMonitor, budget: budget), zap: zap,
@@ -186,26 +189,28 @@ public final class BrokerServer: Service, Sendable {
     bound.wait()
     let (endpoints, budget, openFileLimit) = try ready.withLock { $0! }.get()
     phase.withLock { $0 = .running(thread, wake, endpoints) }
-    cluster?.register(
-      router: configuration.advertised(
-        bound: endpoints.router, hostName: ProcessInfo.processInfo.hostName))
+    cluster?.register(router: advertised(bound: endpoints.router))
     let curve = configuration.curve.map { "on, allow-list of \($0.allowedClientKeys.count)" }
-    logger.info(
-      "Broker listening",
-      metadata: [
-        "router": "\(endpoints.router)", "publisher": "\(endpoints.publisher)",
-        "data":
-          "\(cluster != nil ? "cluster" : configuration.dataDirectory?.path ?? "memory only")",
-        "instance": "\(machine.instance)",
-        "keys": "\(machine.statistics.keys)",
-        "curve": "\(curve ?? "off")",
-        "capacity": "\(budget.clients) clients (open-file limit \(openFileLimit))",
-      ]
-    )
+    var metadata: Logger.Metadata = [
+      "router": "\(endpoints.router)", "publisher": "\(endpoints.publisher)",
+      "data": "\(cluster != nil ? "cluster" : configuration.dataDirectory?.path ?? "memory only")",
+      "instance": "\(machine.instance)",
+      "keys": "\(machine.statistics.keys)",
+      "curve": "\(curve ?? "off")",
+      "capacity": "\(budget.clients) clients (open-file limit \(openFileLimit))",
+    ]
+    // What the cluster's clients are told to reach this broker at.
+    if cluster != nil { metadata["advertised"] = "\(advertised(bound: endpoints.router))" }
+    logger.info("Broker listening", metadata: metadata)
     if configuration.curve?.allowedClientKeys.isEmpty == true {
       logger.warning("The CURVE allow-list is empty: every client will be denied")
     }
     return endpoints
+  }
+
+  /// Where this broker's clients reach it, as registered in its cluster's store.
+  private func advertised(bound router: String) -> String {
+    configuration.advertised(bound: router, hostName: ProcessInfo.processInfo.hostName)
   }
 
   /// Stops serving and waits for the thread to close its sockets. Safe to call more than once.

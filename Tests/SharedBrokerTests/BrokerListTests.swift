@@ -24,18 +24,30 @@ import Testing
     #expect([next(&list), next(&list), next(&list)] == ["b", "c", "a"])
   }
 
+  @Test func aBrokerReachedUnderAnotherNameIsNotMovedBackTo() {
+    // Given by address, announced (first, by itself) by host name.
+    var list = BrokerList(given: ["tcp://127.0.0.1:1"])
+    #expect(learn(["tcp://h:1", "tcp://h:2", "tcp://h:3"], &list))
+    #expect(next(&list) == "tcp://h:2")
+    // Announced again by h:2 itself, first: the next move goes on from there.
+    #expect(learn(["tcp://h:2", "tcp://h:1", "tcp://h:3"], &list))
+    #expect(next(&list) == "tcp://h:1")
+  }
+
   @Test func announcedBrokersComeFirstAndGivenOnesStayAsTheLastResort() {
     var list = BrokerList(given: ["a", "z"])
-    // "a" left the cluster: the live ones are tried before it, and it is never forgotten.
-    #expect(learn(["c", "b", "c"], &list))
-    #expect(list.all == ["c", "b", "a", "z"])
-    #expect(list.current == "a")
-    #expect([next(&list), next(&list)] == ["z", "c"])
-    // The current broker left the list: the next move starts from the first.
-    #expect(learn(["b", "d"], &list))
+    // The broker a client talks to announces itself first.
+    #expect(learn(["a", "b", "c", "b"], &list))
+    #expect(list.all == ["a", "b", "c", "z"])
     #expect(next(&list) == "b")
+    // "a" left the cluster: the live ones are tried before it, and it is never forgotten.
+    #expect(learn(["b", "c"], &list))
+    #expect(list.all == ["b", "c", "a", "z"])
+    #expect([next(&list), next(&list), next(&list), next(&list)] == ["c", "a", "z", "b"])
     // An empty announcement (a broker of no cluster) leaves the given ones.
     #expect(learn([], &list))
     #expect(list.all == ["a", "z"])
+    // The current broker is on no list: the next move starts from the first.
+    #expect(next(&list) == "a")
   }
 }

@@ -120,6 +120,12 @@ import Testing
     #expect(broker.take(broker.machine.setMembers(["tcp://b:5555"])) == [
       .publish(.brokers(["tcp://b:5555"]))
     ])
+    // A broker that knows its own name lists itself first, so that a client that reached it
+    // under another knows which it is.
+    broker.machine.advertised = "tcp://b:5555"
+    #expect(broker.take(broker.machine.setMembers(["tcp://a:5555", "tcp://b:5555"])) == [
+      .publish(.brokers(["tcp://b:5555", "tcp://a:5555"]))
+    ])
   }
 
   @Test func helloIsWelcomedAndPingsNameTheKeysBehind() {

@@ -61,7 +61,7 @@ final class SimulatedClient {
   ) {
     self.index = index
     self.brokers = brokers
-    broker = Int(brokers.current.dropFirst("broker".count))!
+    broker = Simulation.broker(at: brokers.current)
     subscriberBroker = broker
     let wakeRequested = wakeRequested
     let storage = ClientStorage(

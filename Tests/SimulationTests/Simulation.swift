@@ -395,11 +395,12 @@ final class Simulation {
     let index = clients.count
     let id = String(format: "c%02d-", index) + String(random.next(), radix: 36)
     // In a cluster, a client is given every broker, or one of them and learns the rest from
-    // the brokers' announcements.
+    // the brokers' announcements; sometimes by another name than the one the broker
+    // registered (a given 127.0.0.1 against an advertised host name).
     let given =
       random.chance(0.5)
       ? brokers.indices.map(Self.endpoint)
-      : [Self.endpoint(Int.random(in: brokers.indices, using: &random))]
+      : [Self.endpoint(Int.random(in: brokers.indices, using: &random)) + (random.chance(0.5) ? "-alias" : "")]
     let client = SimulatedClient(
       index: index, id: id, keys: keys, heartbeat: heartbeat,
       maxWritesInFlight: Self.maxWritesInFlight, brokers: BrokerList(given: given),
@@ -629,7 +630,8 @@ final class Simulation {
       let broker = try SimulatedBroker(
         cluster: etcd,
         configuration: BrokerConfiguration(
-          clientTimeout: clusterClientTimeout, seedWindow: Self.seedWindow),
+          clientTimeout: clusterClientTimeout, seedWindow: Self.seedWindow,
+          advertise: Self.endpoint(number)),
         run: brokerRun, name: "broker\(number)-run\(brokerRun)", startedAt: now.milliseconds)
       brokers[number] = broker
       note { "broker\(number) starts from etcd" }
@@ -673,6 +675,11 @@ final class Simulation {
   /// The simulated ROUTER endpoint of broker `number`.
   static func endpoint(_ number: Int) -> String { "broker\(number)" }
 
+  /// The broker an endpoint reaches (`broker1`, or `broker1-alias` for the same broker).
+  static func broker(at endpoint: String) -> Int {
+    Int(endpoint.dropFirst("broker".count).prefix(while: \.isNumber))!
+  }
+
   /// The brokers registered in etcd: every cluster broker running, and one that died until its
   /// lease runs out.
   private var members: [String] {
@@ -695,7 +702,7 @@ final class Simulation {
   /// Returns `false` for a single broker, which the client stays with.
   fileprivate func move(_ client: SimulatedClient) -> Bool {
     guard client.brokers.moveToNext() else { return false }
-    client.broker = Int(client.brokers.current.dropFirst("broker".count))!
+    client.broker = Self.broker(at: client.brokers.current)
     if !client.brokers.given.contains(client.brokers.current) { outcome.movesToLearned += 1 }
     note { "\(client.id.prefix(4)) moves to broker\(client.broker)" }
     cutDealer(client, tellingClient: false)

@@ -6,10 +6,14 @@ struct BrokerList: Equatable, Sendable {
   /// The endpoints the client was given (`--broker a,b`), which it never forgets: the last
   /// resort when none of the announced ones answers.
   let given: [String]
-  /// The brokers the cluster announced last.
+  /// The brokers the cluster announced last, starting with the broker that announced them.
   private(set) var announced: [String] = []
   /// The endpoint the DEALER talks to.
   private(set) var current: String
+  /// The name the cluster gave the current broker (the first it announced), when the client
+  /// reached it under another (a given `tcp://127.0.0.1:5555` is announced as
+  /// `tcp://host:5555`): a move goes on from that name, not back to the same broker.
+  private var currentAsAnnounced: String?
 
   /// - Parameter given: At least one endpoint.
   init(given: [String]) {
@@ -31,6 +35,7 @@ struct BrokerList: Equatable, Sendable {
   mutating func learn(_ announced: [String]) -> Bool {
     var seen = Set<String>()
     let announced = announced.filter { seen.insert($0).inserted }
+    currentAsAnnounced = announced.first
     defer { self.announced = announced }
     return announced != self.announced
   }
@@ -42,7 +47,9 @@ struct BrokerList: Equatable, Sendable {
   mutating func moveToNext() -> Bool {
     let all = all
     guard all.count > 1 else { return false }
-    current = all.firstIndex(of: current).map { all[($0 + 1) % all.count] } ?? all[0]
+    let position = all.firstIndex(of: currentAsAnnounced ?? current) ?? all.firstIndex(of: current)
+    current = position.map { all[($0 + 1) % all.count] } ?? all[0]
+    currentAsAnnounced = nil
     return true
   }
 }

@@ -90,8 +90,11 @@ struct BrokerMachine {
   let maxValueSize: Int
   let seedWindow: Duration
   var publisherEndpoint: String
+  /// The endpoint this broker registered in its cluster's store, named first when it lists the
+  /// cluster's brokers, so that a client that reached it under another name knows which it is.
+  var advertised: String?
   /// How recently a client was heard from to count as active: a live client pings every
-  /// heartbeat (500 ms by default), however long the timeout keeps its records.
+  /// heartbeat (2.5 s by default), however long the timeout keeps its records.
   static let activeWindow = Duration.seconds(5)
   /// How long a commit that went unanswered waits before it is sent again.
   static let retryDelay = Duration.milliseconds(200)
@@ -147,6 +150,7 @@ struct BrokerMachine {
     maxValueSize = configuration.maxValueSize
     seedWindow = configuration.seedWindow
     self.publisherEndpoint = publisherEndpoint
+    advertised = configuration.advertise
     sessions = ClientSessions(timeout: configuration.clientTimeout)
     for (key, entry) in entries { keys[key] = KeyState(entry: entry) }
     for (key, stored) in records {
@@ -176,7 +180,13 @@ struct BrokerMachine {
   mutating func setMembers(_ members: [String]) -> [Action] {
     guard members != self.members else { return [] }
     self.members = members
-    return [.publish(.brokers(members))]
+    return [.publish(.brokers(announcement))]
+  }
+
+  /// The cluster's brokers as this one names them: itself first.
+  private var announcement: [String] {
+    guard let advertised, !members.isEmpty else { return members }
+    return [advertised] + members.filter { $0 != advertised }
   }
 
   /// Learns whom another broker of the cluster heard from, and when.
@@ -269,7 +279,7 @@ struct BrokerMachine {
       replies.reply(
         .welcome(
           instance: instance, publisher: publisherEndpoint, maxValueSize: UInt64(maxValueSize),
-          brokers: members),
+          brokers: announcement),
         to: peer, into: &actions)
       return
     case .ping(let versions):
