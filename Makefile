@@ -1,4 +1,4 @@
-# SharedMirror: `make test` runs every test, `make demo` runs the main job.
+# SharedMirror: `make` builds, `make test` runs every test, `make demo` runs the main job.
 SWIFT ?= swift
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -7,6 +7,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 LOCKED := --force-resolved-versions
 
 .PHONY: deps build test demo bench profile chaos fuzz clean
+# Plain `make` builds the programs.
+.DEFAULT_GOAL := build
 
 # Installs the system packages the build and the tests use, only when missing.
 deps:

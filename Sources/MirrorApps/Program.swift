@@ -93,7 +93,8 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
       } else {
         try await runContinuously(store: store, client: client, options: options, logger: logger)
         try await confirmTaps(
-          client, store: store, timeout: Self.quitTimeout, whileAnswering: options.timeoutDuration)
+          client, store: store, timeout: Self.quitTimeout, whileAnswering: options.timeoutDuration,
+          sayingSo: true)
       }
     } catch let error as BrokerError {
       complain("\(name): error: \(error)")
@@ -126,13 +127,19 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
 
   /// Waits until the broker has confirmed every tap; if some are still unconfirmed after
   /// `timeout` (or `whileAnswering`, when the broker answers by then), fails saying how many
-  /// are lost.
+  /// are lost. `sayingSo`: first say that it waits, when the broker is not answering (quitting
+  /// clears the screen, and a silent pause looks like a hang).
   private func confirmTaps(
     _ client: BrokerClient, store: Store<R.State, R.Action>, timeout: Duration,
-    whileAnswering: Duration? = nil
+    whileAnswering: Duration? = nil, sayingSo: Bool = false
   ) async throws {
     // Nothing to confirm: no wait, whatever the connection.
-    guard client.unconfirmedWriteCount > 0 else { return }
+    let pending = client.unconfirmedWriteCount
+    guard pending > 0 else { return }
+    if sayingSo, ![.connected, .refused].contains(client.connectionState) {
+      complain(
+        "\(name): waiting up to \(timeout) for the broker to confirm \(pending == 1 ? "1 tap" : "\(pending) taps")")
+    }
     var timeout = timeout
     try? await client.waitUntilConfirmed(timeout: timeout)
     // A broker that answers but holds writes back (for its seed window after a start) confirms
@@ -219,9 +226,10 @@ public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
         view = observe {
           let state = store.state
           let reading = shared(state).reading
-          // With several brokers, the header names the one in use (it changes with the state).
+          // The header names the broker in use: with several given, or learned from a cluster,
+          // it changes on a move, which changes the state too.
           var shown = options
-          if client.endpoints.count > 1 { shown.broker = client.currentEndpoint }
+          shown.broker = client.currentEndpoint
           taps.follow(client)
           let lines =
             screen(state, reading.value, shown)

@@ -29,7 +29,8 @@ struct Broker: AsyncParsableCommand {
       (even after SIGKILL) loses no confirmed write. With --curve-secret-file and \
       --allow-keys, every connection is encrypted and only listed client keys get in. \
       With --store etcd://HOST:PORT[,HOST:PORT...], several brokers share their keys through \
-      etcd, and clients given all of them move to another when theirs fails.
+      etcd; a client given one of them learns the others (each registers --advertise) and \
+      moves to another when its own fails.
       """,
     version: SharedMirrorRelease.description,
     subcommands: [Keygen.self, Ping.self]

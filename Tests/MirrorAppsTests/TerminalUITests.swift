@@ -212,6 +212,7 @@ struct TerminalUITests {
         "\(waiting)")
       try await tmux("send-keys", "-t", counter, "C-c")
       let ended = try await screen(counter, showing: "EXIT=")
+      #expect(ended.contains("waiting up to 2.0 seconds for the broker to confirm 3 taps"), "\(ended)")
       #expect(
         ended.contains("3 taps were not confirmed by the broker at tcp://127.0.0.1:9"), "\(ended)")
       #expect(ended.contains("EXIT=1"), "\(ended)")
