@@ -849,9 +849,11 @@ final class Simulation {
       }
     }
     schedule(after: .milliseconds(100), .check)
-    // Brokers still deciding requests of clients that moved on have not settled either.
+    // Brokers still deciding requests of clients that moved on have not settled either, nor
+    // one that still judges etcd unavailable (its verdict turns at its next answered probe).
     guard settledAt == nil, pendingSpawns == 0, let instance,
-      brokers.allSatisfy({ $0?.isIdle ?? false })
+      brokers.allSatisfy({ $0?.isIdle ?? false }),
+      brokers.indices.allSatisfy({ brokers[$0] == nil || availability[$0]?.isAvailable ?? true })
     else { return }
     let entries = authoritative
     for (keyIndex, key) in keys.enumerated() {
