@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// A pair of loopback endpoints that a broker can bind again after it stops.
 ///
@@ -26,15 +27,19 @@ public struct RestartableEndpoints: Sendable, Equatable {
   /// The PUB endpoint, on another port.
   public let publisher: String
 
-  /// Two distinct ports picked at random below the ephemeral range.
+  /// Two adjacent ports below the ephemeral range, the next pair of a sequence that starts at
+  /// random: endpoints made in one process share no port until the range is used up, so a
+  /// broker that is down between restarts keeps its ports from the process's other brokers.
   public init() {
     let ports = Self.ports
-    let router = Int.random(in: ports)
-    var publisher = Int.random(in: ports)
-    while publisher == router { publisher = Int.random(in: ports) }
+    let pair = Self.pairs.wrappingAdd(1, ordering: .relaxed).oldValue % (ports.count / 2)
+    let router = ports.lowerBound + 2 * pair
     self.router = "tcp://127.0.0.1:\(router)"
-    self.publisher = "tcp://127.0.0.1:\(publisher)"
+    self.publisher = "tcp://127.0.0.1:\(router + 1)"
   }
+
+  /// How many pairs this process took, from a random start.
+  private static let pairs = Atomic<Int>(Int.random(in: 0..<8_192))
 
   /// Starts something on fresh endpoints, again on new ones while another socket holds a port.
   ///
