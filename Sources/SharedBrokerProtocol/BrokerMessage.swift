@@ -141,55 +141,104 @@ extension BrokerMessage {
 
   /// The frames of this message.
   public var frames: [Data] {
-    typealias F = Frames
+    var frames: [Data] = []
+    encode(into: &frames)
+    return frames
+  }
+
+  /// Appends the frames of this message to `frames`: a sender that reuses one list makes none
+  /// per message.
+  package func encode(into frames: inout [Data]) {
+    var out = FrameAppender(frames: frames)
+    frames = []
+    defer { frames = out.frames }
     switch self {
     case .hello(let client):
-      return [F.text("HELLO"), F.text(Self.protocolVersion), F.text(client)]
+      out.text("HELLO")
+      out.text(Self.protocolVersion)
+      out.text(client)
     case .ping(let versions):
-      return [F.text("PING")] + F.pairs(versions)
+      out.text("PING")
+      out.pairs(versions)
     case .sync(let client, let key):
-      return [F.text("SYNC"), F.text(client), F.text(key)]
+      out.text("SYNC")
+      out.text(client)
+      out.text(key)
     case .get(let client, let key):
-      return [F.text("GET"), F.text(client), F.text(key)]
+      out.text("GET")
+      out.text(client)
+      out.text(key)
     case .write(let client, let write, let key, let base, let value, let after):
-      let frames = [
-        F.text("WRITE"), F.text(client), F.number(write), F.text(key), F.number(base), value,
-      ]
-      return after.map { frames + [F.number($0)] } ?? frames
+      out.text("WRITE")
+      out.text(client)
+      out.number(write)
+      out.text(key)
+      out.number(base)
+      out.bytes(value)
+      if let after { out.number(after) }
     case .seed(let client, let key, let origin, let version, let value, let writes):
-      return [
-        F.text("SEED"), F.text(client), F.text(key), F.text(origin), F.number(version), value,
-      ]
-        + F.writes(writes)
+      out.text("SEED")
+      out.text(client)
+      out.text(key)
+      out.text(origin)
+      out.number(version)
+      out.bytes(value)
+      out.writes(writes)
     case .welcome(let instance, let publisher, let maxValueSize, let brokers):
+      out.text("WELCOME")
+      out.text(Self.protocolVersion)
+      out.text(instance)
+      out.text(publisher)
       // The brokers follow the size limit, which a broker that names them always gives.
-      let limit = maxValueSize ?? (brokers.isEmpty ? nil : UInt64.max)
-      return [F.text("WELCOME"), F.text(Self.protocolVersion), F.text(instance), F.text(publisher)]
-        + (limit.map { [F.number($0)] } ?? []) + brokers.map(F.text)
+      if let limit = maxValueSize ?? (brokers.isEmpty ? nil : UInt64.max) { out.number(limit) }
+      for broker in brokers { out.text(broker) }
     case .pong(let instance, let behind):
-      return [F.text("PONG"), F.text(instance)] + F.pairs(behind)
+      out.text("PONG")
+      out.text(instance)
+      out.pairs(behind)
     case .snapshot(let key, let version, let lastWrite, let value, let writes):
-      return [F.text("SNAPSHOT"), F.text(key), F.number(version), F.number(lastWrite), value]
-        + F.writes(writes)
+      out.text("SNAPSHOT")
+      out.text(key)
+      out.number(version)
+      out.number(lastWrite)
+      out.bytes(value)
+      out.writes(writes)
     case .ack(let key, let write, let version):
-      return [F.text("ACK"), F.text(key), F.number(write), F.number(version)]
+      out.text("ACK")
+      out.text(key)
+      out.number(write)
+      out.number(version)
     case .reject(let key, let write, let version, let lastWrite, let value, let writes):
-      return [
-        F.text("REJECT"), F.text(key), F.number(write), F.number(version), F.number(lastWrite),
-        value,
-      ] + F.writes(writes)
+      out.text("REJECT")
+      out.text(key)
+      out.number(write)
+      out.number(version)
+      out.number(lastWrite)
+      out.bytes(value)
+      out.writes(writes)
     case .error(let code, let message, let key, let write):
-      var frames = [F.text("ERROR"), F.text(code.rawValue), F.text(message)]
-      if let key, let write { frames += [F.text(key), F.number(write)] }
-      return frames
+      out.text("ERROR")
+      out.text(code.rawValue)
+      out.text(message)
+      if let key, let write {
+        out.text(key)
+        out.number(write)
+      }
     case .update(let key, let version, let client, let write, let value):
-      return [
-        F.text(key), F.text("UPDATE"), F.number(version), F.text(client), F.number(write), value,
-      ]
+      out.text(key)
+      out.text("UPDATE")
+      out.number(version)
+      out.text(client)
+      out.number(write)
+      out.bytes(value)
     case .synced(let key, let client):
-      return [F.text(key), F.text("SYNCED"), F.text(client)]
+      out.text(key)
+      out.text("SYNCED")
+      out.text(client)
     case .brokers(let brokers):
-      return [F.text(Self.brokersTopic), F.text("BROKERS")] + brokers.map(F.text)
+      out.text(Self.brokersTopic)
+      out.text("BROKERS")
+      for broker in brokers { out.text(broker) }
     }
   }
 
@@ -198,10 +247,16 @@ extension BrokerMessage {
   /// - Parameter frames: The frames, without the ROUTER's identity frame.
   /// - Throws: ``BrokerProtocolError`` naming what is wrong.
   public init(frames: [Data]) throws(BrokerProtocolError) {
+    try self.init(frames: frames[...])
+  }
+
+  /// Decodes a request or reply from frames of a longer message (the broker's, after the
+  /// ROUTER's identity), without copying them.
+  package init(frames: ArraySlice<Data>) throws(BrokerProtocolError) {
     guard let command = frames.first.flatMap(Frames.text) else {
       throw .malformed("empty message or non-UTF-8 command")
     }
-    let fields = Array(frames.dropFirst())
+    let fields = Fields(frames: frames)
     func count(_ expected: Int) throws(BrokerProtocolError) {
       guard fields.count == expected else {
         throw .malformed("\(command) has \(fields.count) fields, expected \(expected)")
@@ -407,4 +462,15 @@ public enum BrokerProtocolError: Error, Equatable, CustomStringConvertible {
       "unsupported protocol version \"\(version)\" (this broker speaks \(BrokerMessage.protocolVersion))"
     }
   }
+}
+
+/// A message's fields after its command, read in place: copying them into an array of their
+/// own cost a request an allocation.
+private struct Fields {
+  let frames: ArraySlice<Data>
+
+  var count: Int { frames.count - 1 }
+  var isEmpty: Bool { count == 0 }
+
+  subscript(index: Int) -> Data { frames[frames.startIndex + 1 + index] }
 }

@@ -147,8 +147,8 @@ public struct BrokerStatistics: Equatable, Sendable {
   /// Clients the broker knows (heard from within the client timeout, or found in its data): it
   /// keeps their exactly-once records, so a client gone for a moment writes on where it left.
   public var clients = 0
-  /// Clients heard from within the last 5 seconds: the ones running now (a client pings every
-  /// heartbeat).
+  /// Clients heard from within the last 5 seconds, counted once a second: the ones running now
+  /// (a client pings every heartbeat).
   public var activeClients = 0
   /// Connections open to the ROUTER (one per client process, as libzmq's monitor reports them).
   public var connections = 0

@@ -473,19 +473,35 @@ private final class SocketTransport: BrokerTransport {
   let publisher: Socket
   /// The ROUTER was used since it last said it had nothing (see the serving loop).
   var routerTouched = true
+  /// The frames of the message being sent, kept between messages with their capacity.
+  private var frames: [Data] = []
 
   init(router: Socket, publisher: Socket) {
     self.router = router
     self.publisher = publisher
   }
 
-  func reply(_ frames: [Data], to peer: Data) -> Bool {
+  func reply(_ message: BrokerMessage, to peer: Data) -> Int? {
     routerTouched = true
-    return (try? router.send([peer] + frames, dontWait: true)) == true
+    return send(message, on: router, after: peer).map { $0 - peer.count }
   }
 
-  func publish(_ frames: [Data]) -> Bool {
-    (try? publisher.send(frames, dontWait: true)) == true
+  func publish(_ message: BrokerMessage) -> Int? { send(message, on: publisher) }
+
+  /// Sends a message after `first` (a ROUTER's identity): the bytes sent, or `nil` if it could
+  /// not be queued. Its frames go into one list kept for every message.
+  private func send(_ message: BrokerMessage, on socket: Socket, after first: Data? = nil) -> Int?
+  {
+    var frames: [Data] = []
+    swap(&frames, &self.frames)
+    defer {
+      frames.removeAll(keepingCapacity: true)
+      swap(&frames, &self.frames)
+    }
+    if let first { frames.append(first) }
+    message.encode(into: &frames)
+    guard (try? socket.send(frames, dontWait: true)) == true else { return nil }
+    return frames.byteCount
   }
 }
 

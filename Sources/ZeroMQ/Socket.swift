@@ -169,17 +169,34 @@ public final class Socket {
   @discardableResult
   public func send(_ frames: [Data], dontWait: Bool = false) throws -> Bool {
     precondition(!frames.isEmpty, "A ZeroMQ message has at least one frame.")
-    return try withUnsafeHandle { handle in
-      for (index, frame) in frames.enumerated() {
-        var flags: Int32 = index < frames.count - 1 ? ZMQ_SNDMORE : 0
-        if dontWait { flags |= ZMQ_DONTWAIT }
-        let sent = try frame.withUnsafeBytes { bytes in
-          try zmqCall("zmq_send") { zmq_send(handle, bytes.baseAddress, bytes.count, flags) }
-        }
-        // Only the first frame can block: the rest of a multipart message is atomic.
-        if sent == nil { return false }
+    for (index, frame) in frames.enumerated() {
+      let more = index < frames.count - 1
+      // Only the first frame can block: the rest of a multipart message is atomic.
+      guard try frame.withUnsafeBytes({ try send($0, more: more, dontWait: dontWait) }) else {
+        return false
       }
-      return true
+    }
+    return true
+  }
+
+  /// Sends one frame of a multipart message from bytes the caller holds, copying them once
+  /// into libzmq: a sender that encodes a message field by field needs no frames of its own.
+  ///
+  /// - Parameters:
+  ///   - bytes: The frame.
+  ///   - more: Whether more frames of the message follow.
+  ///   - dontWait: Return `false` instead of blocking when the frame cannot be queued (only a
+  ///     message's first frame can: the rest of a multipart message is atomic).
+  /// - Returns: Whether the frame was queued.
+  /// - Throws: ``ZMQError``.
+  @discardableResult
+  public func send(_ bytes: UnsafeRawBufferPointer, more: Bool, dontWait: Bool = false) throws
+    -> Bool
+  {
+    var flags: Int32 = more ? ZMQ_SNDMORE : 0
+    if dontWait { flags |= ZMQ_DONTWAIT }
+    return try withUnsafeHandle { handle in
+      try zmqCall("zmq_send") { zmq_send(handle, bytes.baseAddress, bytes.count, flags) } != nil
     }
   }
 
@@ -191,8 +208,6 @@ public final class Socket {
   public func receive(dontWait: Bool = false) throws -> [Data]? {
     try withUnsafeHandle { handle in
       var frames: [Data] = []
-      // Messages are usually a handful of frames: one allocation rather than one per growth.
-      frames.reserveCapacity(8)
       var message = zmq_msg_t()
       zmq_msg_init(&message)
       defer { zmq_msg_close(&message) }
@@ -201,6 +216,9 @@ public final class Socket {
         guard try zmqCall("zmq_msg_recv", { zmq_msg_recv(&message, handle, flags) }) != nil else {
           return nil
         }
+        // Messages are usually a handful of frames: one allocation rather than one per growth,
+        // and none for a receive that finds nothing.
+        if frames.isEmpty { frames.reserveCapacity(8) }
         frames.append(Data(bytes: zmq_msg_data(&message), count: zmq_msg_size(&message)))
       } while zmq_msg_more(&message) != 0
       return frames

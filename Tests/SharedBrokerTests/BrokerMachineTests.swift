@@ -63,11 +63,11 @@ import Testing
     }
 
     mutating func send(_ message: BrokerMessage, from peer: String = "p") -> [Out] {
-      take(machine.receive(message.frames, from: Data(peer.utf8), at: now))
+      take(machine.receive(message.frames[...], from: Data(peer.utf8), at: now))
     }
 
     mutating func sendRaw(_ frames: [String], from peer: String = "p") -> [Out] {
-      take(machine.receive(frames.map { Data($0.utf8) }, from: Data(peer.utf8), at: now))
+      take(machine.receive(frames.map { Data($0.utf8) }[...], from: Data(peer.utf8), at: now))
     }
 
     /// Answers the oldest commit in flight.
@@ -290,7 +290,7 @@ import Testing
     // The same record against the same revision: only one of the two can ever apply.
     #expect(
       broker.wait(BrokerMachine.retryDelay) == [.commit(key: "k", revision: 0, values: ["1"])])
-    let flight = broker.machine.keys["k"]!.flight!
+    let flight = broker.machine.state(of: "k")!.flight!
     let stored = StoredRecord(
       revision: 7,
       record: ClusterRecord(entry: flight.entry!, client: "a", write: 1, commit: flight.name))

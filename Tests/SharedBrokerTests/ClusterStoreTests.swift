@@ -68,14 +68,16 @@ import Testing
   final class Recorder: BrokerTransport {
     private var sent = Sent()
 
-    func reply(_ frames: [Data], to peer: Data) -> Bool {
+    func reply(_ message: BrokerMessage, to peer: Data) -> Int? {
+      let frames = message.frames
       (try? BrokerMessage(frames: frames)).map { sent.replies.append($0) }
-      return true
+      return frames.byteCount
     }
 
-    func publish(_ frames: [Data]) -> Bool {
+    func publish(_ message: BrokerMessage) -> Int? {
+      let frames = message.frames
       (try? BrokerMessage(published: frames)).map { sent.published.append($0) }
-      return true
+      return frames.byteCount
     }
 
     func take() -> Sent {

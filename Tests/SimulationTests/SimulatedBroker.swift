@@ -25,22 +25,24 @@ final class SimulatedBroker {
     /// A message that does not decode as it was encoded.
     var undecodable: String?
 
-    func reply(_ frames: [Data], to peer: Data) -> Bool {
+    func reply(_ message: BrokerMessage, to peer: Data) -> Int? {
+      let frames = message.frames
       do {
         sent.append(.reply(peer: peer, try BrokerMessage(frames: frames)))
       } catch {
         undecodable = "a reply: \(error)"
       }
-      return true
+      return frames.byteCount
     }
 
-    func publish(_ frames: [Data]) -> Bool {
+    func publish(_ message: BrokerMessage) -> Int? {
+      let frames = message.frames
       do {
         sent.append(.publish(try BrokerMessage(published: frames)))
       } catch {
         undecodable = "a publication: \(error)"
       }
-      return true
+      return frames.byteCount
     }
 
     func take() -> [Sent] {

@@ -123,15 +123,13 @@ final class BrokerCore {
       next += 1
       switch action {
       case .reply(let peer, let message):
-        let frames = message.frames
-        if transport.reply(frames, to: peer) {
-          traffic.bytesSent += frames.byteCount
+        if let bytes = transport.reply(message, to: peer) {
+          traffic.bytesSent += bytes
         } else {
           traffic.answersDropped += 1
         }
       case .publish(let message):
-        let frames = message.frames
-        if transport.publish(frames) { traffic.bytesSent += frames.byteCount }
+        if let bytes = transport.publish(message) { traffic.bytesSent += bytes }
       case .commit(let commit):
         let outcome: BrokerMachine.CommitOutcome
         switch backend {
@@ -163,10 +161,12 @@ final class BrokerCore {
 /// What the ``BrokerCore`` needs of the sockets: the broker thread's ROUTER and PUB, or the
 /// simulation's network in the tests.
 protocol BrokerTransport {
-  /// Sends a reply to the connection `peer`; `false` when it could not be queued.
-  func reply(_ frames: [Data], to peer: Data) -> Bool
-  /// Publishes a message to the subscribers of its topic; `false` when it could not be queued.
-  func publish(_ frames: [Data]) -> Bool
+  /// Sends a reply to the connection `peer`: the bytes of its frames, or `nil` when it could not
+  /// be queued.
+  func reply(_ message: BrokerMessage, to peer: Data) -> Int?
+  /// Publishes a message to the subscribers of its topic: the bytes of its frames, or `nil` when
+  /// it could not be queued.
+  func publish(_ message: BrokerMessage) -> Int?
 }
 
 extension Collection<Data> {

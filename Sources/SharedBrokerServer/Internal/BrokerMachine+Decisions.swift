@@ -3,25 +3,31 @@ import Foundation
 extension BrokerMachine {
   /// Decides `requests` in order on the key's confirmed state, each on the state the ones
   /// before it leave, into a batch to store.
-  mutating func decide(_ requests: [KeyRequest], on key: String, attempts: Int) -> Batch {
+  mutating func decide(_ requests: [KeyRequest], on slot: Int, attempts: Int) -> Batch {
     nextToken += 1
+    let key = states[slot].key
     // Changed only where a later decision, or the cluster's record, needs the new state: the
     // log's single write is applied in place once stored, without copying the entry. Not
     // optional (`present` says whether the key has an entry): reading a field of an optional
     // entry copies all of it.
-    var (working, present, seeded, revision) = inPlace(key: key) {
+    var (working, present, seeded, revision) = Self.inPlace(&states[slot]) {
       ($0.entry ?? .empty, $0.entry != nil, $0.seeded, $0.revision)
     }
     var log: [BrokerLog.Record] = []
-    var maker = (
-      client: working.lastClient ?? "",
-      write: working.lastClient.map { working.lastWrites[$0] ?? 0 } ?? 0
-    )
+    // Who made the version a cluster's record names (the log's records say it themselves).
+    var maker = (client: "", write: UInt64(0))
+    if backend == .cluster, let last = working.lastClient {
+      maker = (last, working.lastWrites[last] ?? 0)
+    }
     var writers: [String] = []
     var batch = Batch(
       requests: requests,
       commit: Commit(token: nextToken, key: key, revision: revision, record: nil, log: []),
       name: backend == .cluster ? "\(run)/\(nextToken)" : "", attempts: attempts)
+    // Sized once: a write releases an update and an answer, and makes one change.
+    batch.releases.reserveCapacity(2 * requests.count)
+    batch.changes.reserveCapacity(requests.count)
+    if backend == .log { log.reserveCapacity(requests.count) }
     for (index, request) in requests.enumerated() {
       // The local functions capture neither `working` nor `seeded`: reading a captured
       // variable copies the whole entry.
@@ -95,7 +101,7 @@ extension BrokerMachine {
               value: value, instance: instance))
         }
         maker = (request.client, write)
-        writers.append(request.client)
+        if backend == .cluster { writers.append(request.client) }
         batch.applied += 1
         // Publish first: propagation to every reader matters more than the writer's ACK.
         batch.releases.append(

@@ -3,6 +3,7 @@ import Foundation
 extension BrokerMachine {
   /// One key: its confirmed entry, and the batch being stored with the requests waiting for it.
   struct KeyState {
+    let key: String
     var entry: BrokerEntry?
     /// The cluster's revision of the entry (0: absent, and always 0 for the log).
     var revision: Int64 = 0
@@ -78,58 +79,59 @@ extension BrokerMachine {
     case report(Report)
   }
 
-  /// Runs `body` on a key's state in place: reading a field through the dictionary's getter
+  /// Runs `body` on a key's state in place: reading a field of the state through a getter
   /// copies the whole state first, its batch and queue with it.
   static func inPlace<Result>(_ state: inout KeyState, _ body: (inout KeyState) -> Result) -> Result
   {
     body(&state)
   }
 
-  /// Runs `body` in place on the state of `key`, which must be held: through its index, since
-  /// `keys[key]!` moves the state out and back, copying it.
-  mutating func inPlace<Result>(key: String, _ body: (inout KeyState) -> Result) -> Result {
-    body(&keys.values[keys.index(forKey: key)!])
+  /// The place of `key` in ``states``, made for it if it has none.
+  mutating func slot(_ key: String) -> Int {
+    if let slot = slots[key] { return slot }
+    states.append(KeyState(key: key))
+    slots[key] = states.count - 1
+    return states.count - 1
   }
+
+  /// The state of `key`, if the broker has one.
+  func state(of key: String) -> KeyState? { slots[key].map { states[$0] } }
 
   // MARK: - Batches
 
   mutating func enqueue(_ request: KeyRequest, on key: String, into actions: inout [Action]) {
     var request = request
     request.ticket = replies.reserve(request.peer)
-    if let index = keys.index(forKey: key) {
-      let idle = Self.inPlace(&keys.values[index]) { state in
-        state.queued.append(request)
-        return state.flight == nil
-      }
-      guard idle else { return }
-    } else {
-      keys[key] = KeyState(queued: [request])
+    let slot = slot(key)
+    let idle = Self.inPlace(&states[slot]) { state in
+      state.queued.append(request)
+      return state.flight == nil
     }
-    startBatch(key, into: &actions)
+    guard idle else { return }
+    startBatch(slot, into: &actions)
   }
 
-  /// Decides the requests queued on `key` and sends them to be stored.
-  private mutating func startBatch(_ key: String, into actions: inout [Action]) {
-    guard let index = keys.index(forKey: key) else { return }
-    let requests = Self.inPlace(&keys.values[index]) { state in
-      defer { state.queued = [] }
-      return state.queued
-    }
+  /// Decides the requests queued on the key in `slot` and sends them to be stored.
+  private mutating func startBatch(_ slot: Int, into actions: inout [Action]) {
+    var requests: [KeyRequest] = []
+    swap(&requests, &states[slot].queued)
     guard !requests.isEmpty else { return }
-    var batch = decide(requests, on: key, attempts: 0)
+    var batch = decide(requests, on: slot, attempts: 0)
     // What writes nothing to the log (a read) needs no store: it is answered at once.
     if backend == .log, batch.commit.log.isEmpty {
-      finish(&batch, on: key, at: 0, into: &actions)
+      finish(&batch, on: slot, at: 0, into: &actions)
       return
     }
-    keys.values[index].flight = batch
-    flights[batch.commit.token] = key
+    states[slot].flight = batch
+    flights[batch.commit.token] = slot
     actions.append(.commit(batch.commit))
   }
 
   /// Takes a commit's outcome.
   mutating func committed(_ token: UInt64, _ outcome: CommitOutcome) -> [Action] {
     var actions: [Action] = []
+    // A write's publication and answer: growing the list from empty would allocate twice.
+    actions.reserveCapacity(2)
     take(outcome, of: token, into: &actions)
     return actions
   }
@@ -138,32 +140,33 @@ extension BrokerMachine {
     _ outcome: CommitOutcome, of token: UInt64, into actions: inout [Action]
   ) {
     // Taken out of the key's state, not copied: every way out below puts it back or ends it.
-    guard let key = flights.removeValue(forKey: token), let index = keys.index(forKey: key),
+    guard let slot = flights.removeValue(forKey: token),
       var batch = Self.inPlace(
-        &keys.values[index],
+        &states[slot],
         { state in
           state.flight?.commit.token == token ? state.flight.take() : nil
         })
     else { return }
+    let key = states[slot].key
     switch outcome {
     case .stored(let revision):
-      finish(&batch, on: key, at: revision, into: &actions)
+      finish(&batch, on: slot, at: revision, into: &actions)
     case .changed(let current?) where current.record.commit == batch.name:
       // An unanswered commit of this very record was stored: this is its answer.
-      finish(&batch, on: key, at: current.revision, into: &actions)
+      finish(&batch, on: slot, at: current.revision, into: &actions)
     case .changed(let current):
-      absorb(current, into: key, &actions, deleted: current == nil)
+      absorb(current, into: slot, &actions, deleted: current == nil)
       guard batch.attempts + 1 < Self.maxAttempts else {
-        fail(batch, on: key, "the key kept changing in the shared store", into: &actions)
+        fail(batch, on: slot, "the key kept changing in the shared store", into: &actions)
         return
       }
-      var again = decide(batch.requests, on: key, attempts: batch.attempts + 1)
+      var again = decide(batch.requests, on: slot, attempts: batch.attempts + 1)
       again.inDoubt = false
-      inPlace(key: key) { $0.flight = again }
-      flights[again.commit.token] = key
+      states[slot].flight = again
+      flights[again.commit.token] = slot
       actions.append(.commit(again.commit))
     case .refused(let reason) where !batch.inDoubt:
-      fail(batch, on: key, reason, into: &actions)
+      fail(batch, on: slot, reason, into: &actions)
     case .refused(let reason), .unanswered(let reason):
       // Maybe stored: nothing about the key is answered until the same commit, sent again,
       // is answered. Comparing the same revision, only one of the two can ever apply.
@@ -172,29 +175,29 @@ extension BrokerMachine {
         actions.append(.report(.commitUnanswered(key: key, reason: reason)))
       }
       batch.inDoubt = true
-      inPlace(key: key) { $0.flight = batch }
-      retries[key] = now + Self.retryDelay
+      states[slot].flight = batch
+      retries[slot] = now + Self.retryDelay
     }
   }
 
   /// Sends again a commit that went unanswered, under a new token.
-  mutating func resend(_ key: String, into actions: inout [Action]) {
-    guard var batch = keys[key]?.flight else { return }
+  mutating func resend(_ slot: Int, into actions: inout [Action]) {
+    guard var batch = states[slot].flight else { return }
     nextToken += 1
     batch.commit = Commit(
-      token: nextToken, key: key, revision: batch.commit.revision, record: batch.commit.record,
-      log: batch.commit.log)
-    inPlace(key: key) { $0.flight = batch }
-    flights[nextToken] = key
+      token: nextToken, key: states[slot].key, revision: batch.commit.revision,
+      record: batch.commit.record, log: batch.commit.log)
+    states[slot].flight = batch
+    flights[nextToken] = slot
     actions.append(.commit(batch.commit))
   }
 
   /// The batch is stored: makes its changes the key's confirmed state and lets its answers out.
   private mutating func finish(
-    _ batch: inout Batch, on key: String, at revision: Int64, into actions: inout [Action]
+    _ batch: inout Batch, on slot: Int, at revision: Int64, into actions: inout [Action]
   ) {
     let (backend, instance) = (backend, instance)
-    let added = inPlace(key: key) { state in
+    let added = Self.inPlace(&states[slot]) { state in
       let had = state.entry != nil
       switch backend {
       case .log:
@@ -211,18 +214,19 @@ extension BrokerMachine {
       return !had && state.entry != nil
     }
     if added { statistics.keys += 1 }
-    release(&batch, on: key, into: &actions)
-    afterFlight(key, into: &actions)
+    release(&batch, into: &actions)
+    afterFlight(slot, into: &actions)
   }
 
   /// Nothing of the batch was stored: its writes are refused, its copies left unanswered (the
   /// clients offer them again). A write the key's confirmed entry shows applied is rejected as
   /// such: `storage` would tell its client to send its mutations again.
   private mutating func fail(
-    _ batch: Batch, on key: String, _ reason: String, into actions: inout [Action]
+    _ batch: Batch, on slot: Int, _ reason: String, into actions: inout [Action]
   ) {
+    let key = states[slot].key
     actions.append(.report(.storageFailed(key: key, reason: reason)))
-    let entry = keys[key]?.entry
+    let entry = states[slot].entry
     for request in batch.requests {
       let answer: BrokerMessage?
       switch request.kind {
@@ -245,20 +249,21 @@ extension BrokerMachine {
       }
       if let ticket = request.ticket { replies.answer(ticket, with: answer, into: &actions) }
     }
-    inPlace(key: key) { $0.flight = nil }
-    afterFlight(key, into: &actions)
+    states[slot].flight = nil
+    afterFlight(slot, into: &actions)
   }
 
-  private mutating func afterFlight(_ key: String, into actions: inout [Action]) {
-    // Hashing the key costs more than asking whether any commit waits to be sent again.
-    if !retries.isEmpty { retries[key] = nil }
-    let (watched, waiting) = inPlace(key: key) { ($0.watched.take(), !$0.queued.isEmpty) }
-    if let watched { absorb(watched, into: key, &actions) }
-    if waiting { startBatch(key, into: &actions) }
+  private mutating func afterFlight(_ slot: Int, into actions: inout [Action]) {
+    // Hashing costs more than asking whether any commit waits to be sent again.
+    if !retries.isEmpty { retries[slot] = nil }
+    let (watched, waiting) = Self.inPlace(&states[slot]) {
+      ($0.watched.take(), !$0.queued.isEmpty)
+    }
+    if let watched { absorb(watched, into: slot, &actions) }
+    if waiting { startBatch(slot, into: &actions) }
   }
 
-  private mutating func release(_ batch: inout Batch, on key: String, into actions: inout [Action])
-  {
+  private mutating func release(_ batch: inout Batch, into actions: inout [Action]) {
     statistics.writesApplied += batch.applied
     statistics.writesRejected += batch.rejected
     statistics.seedsAdopted += batch.adopted
@@ -276,18 +281,18 @@ extension BrokerMachine {
 
   /// Takes a cluster's record of a key if it is newer than the entry held, and publishes it.
   mutating func absorb(
-    _ stored: StoredRecord?, into key: String, _ actions: inout [Action], deleted: Bool = false
+    _ stored: StoredRecord?, into slot: Int, _ actions: inout [Action], deleted: Bool = false
   ) {
     guard let stored else {
       // Deleted from the store by hand: the key starts over.
-      guard deleted, keys[key]?.entry != nil else { return }
-      keys[key]!.entry = nil
-      keys[key]!.seeded = nil
-      keys[key]!.revision = 0
+      guard deleted, states[slot].entry != nil else { return }
+      states[slot].entry = nil
+      states[slot].seeded = nil
+      states[slot].revision = 0
       statistics.keys -= 1
       return
     }
-    let before = Self.inPlace(&keys[key, default: KeyState()]) {
+    let before = Self.inPlace(&states[slot]) {
       state -> (had: Bool, version: UInt64)? in
       guard stored.revision > state.revision else { return nil }
       defer {
@@ -304,7 +309,7 @@ extension BrokerMachine {
     actions.append(
       .publish(
         .update(
-          key: key, version: entry.version, client: stored.record.client,
+          key: states[slot].key, version: entry.version, client: stored.record.client,
           write: stored.record.write, value: entry.value)))
   }
 }

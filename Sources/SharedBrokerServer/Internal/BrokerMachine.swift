@@ -104,12 +104,15 @@ struct BrokerMachine {
 
   var sessions: ClientSessions
   var replies = ConnectionReplies()
-  var keys: [String: KeyState] = [:]
-  /// Which key each commit in flight is for.
-  var flights: [UInt64: String] = [:]
+  /// Each key's place in `states`. A key is never removed (one deleted from a cluster's store
+  /// keeps its emptied state), so a place stays valid: a request hashes its key once.
+  var slots: [String: Int] = [:]
+  var states: [KeyState] = []
+  /// The place of the key each commit in flight is for.
+  var flights: [UInt64: Int] = [:]
   var nextToken: UInt64 = 0
-  /// Keys whose commit went unanswered, with when to send it again.
-  var retries: [String: Duration] = [:]
+  /// The places of keys whose commit went unanswered, with when to send it again.
+  var retries: [Int: Duration] = [:]
   /// The time since the broker started, as the last event told it.
   var now = Duration.zero
   /// When the broker started, in milliseconds since 1970: a cluster's records carry wall-clock
@@ -124,6 +127,8 @@ struct BrokerMachine {
   /// In a cluster, when other brokers last heard from each client (wall-clock milliseconds), as
   /// they record it in the store: a client is alive while any broker hears it.
   private(set) var heardElsewhere: [String: Int64] = [:]
+  /// When the active clients are next counted.
+  private var nextActiveCount = Duration.zero
   /// When this broker next records whom it heard from.
   private var nextHeardRecord = Duration.zero
   /// What the machine has counted so far: its output, which the owner reads and never changes
@@ -152,21 +157,30 @@ struct BrokerMachine {
     self.publisherEndpoint = publisherEndpoint
     advertised = configuration.advertise
     sessions = ClientSessions(timeout: configuration.clientTimeout)
-    for (key, entry) in entries { keys[key] = KeyState(entry: entry) }
-    for (key, stored) in records {
-      keys[key] = KeyState(
-        entry: stored.record.entry, revision: stored.revision, seeded: stored.record.adoptedFrom)
+    // In key order, not the dictionaries' (which differs between processes): the simulation's
+    // runs repeat exactly.
+    for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
+      states.append(KeyState(key: key, entry: entry))
     }
-    let clients = keys.values.reduce(into: Set<String>()) { clients, state in
+    for (key, stored) in records.sorted(by: { $0.key < $1.key }) {
+      states.append(
+        KeyState(
+          key: key, entry: stored.record.entry, revision: stored.revision,
+          seeded: stored.record.adoptedFrom))
+    }
+    for (slot, state) in states.enumerated() { slots[state.key] = slot }
+    let clients = states.reduce(into: Set<String>()) { clients, state in
       clients.formUnion(state.entry?.lastWrites.keys ?? [:].keys)
     }
     sessions.adopt(clients, at: now)
     statistics.clients = sessions.count
-    statistics.keys = keys.count
+    statistics.keys = states.count
   }
 
   /// Every key's confirmed entry.
-  var entries: [String: BrokerEntry] { keys.compactMapValues(\.entry) }
+  var entries: [String: BrokerEntry] {
+    Dictionary(uniqueKeysWithValues: states.compactMap { state in state.entry.map { (state.key, $0) } })
+  }
 
   // MARK: - Events
 
@@ -207,7 +221,11 @@ struct BrokerMachine {
   mutating func tick(at now: Duration) -> [Action] {
     var actions: [Action] = []
     self.now = now
-    statistics.activeClients = sessions.heard(since: now - Self.activeWindow)
+    // Counting goes through every client: not on every wake-up.
+    if now >= nextActiveCount {
+      nextActiveCount = now + .seconds(1)
+      statistics.activeClients = sessions.heard(since: now - Self.activeWindow)
+    }
     forgetSilentClients(at: now, into: &actions)
     if backend == .cluster, now >= nextHeardRecord {
       nextHeardRecord = now + heardRecordInterval
@@ -217,26 +235,28 @@ struct BrokerMachine {
       if !heard.isEmpty { actions.append(.recordHeard(heard)) }
     }
     guard !retries.isEmpty else { return actions }
-    // In key order, not the dictionary's (which differs between processes): the simulation's
-    // runs repeat exactly.
-    for key in retries.keys.sorted() where retries[key]! <= now {
-      retries[key] = nil
-      resend(key, into: &actions)
+    // In the keys' order of arrival, not the dictionary's (which differs between processes):
+    // the simulation's runs repeat exactly.
+    for slot in retries.keys.sorted() where retries[slot]! <= now {
+      retries[slot] = nil
+      resend(slot, into: &actions)
     }
     return actions
   }
 
   /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`.
-  mutating func receive(_ frames: some Collection<Data>, from peer: Data, at now: Duration)
+  mutating func receive(_ frames: ArraySlice<Data>, from peer: Data, at now: Duration)
     -> [Action]
   {
     var actions: [Action] = []
+    // A write's publication and answer: growing the list from empty would allocate twice.
+    actions.reserveCapacity(2)
     handle(frames, from: peer, at: now, into: &actions)
     return actions
   }
 
   private mutating func handle(
-    _ frames: some Collection<Data>, from peer: Data, at now: Duration,
+    _ frames: ArraySlice<Data>, from peer: Data, at now: Duration,
     into actions: inout [Action]
   ) {
     statistics.requests += 1
@@ -244,7 +264,7 @@ struct BrokerMachine {
     guard !frames.isEmpty else { return }
     let request: BrokerMessage
     do {
-      request = try BrokerMessage(frames: Array(frames))
+      request = try BrokerMessage(frames: frames)
     } catch {
       refuseUndecodable(frames, error, from: peer, into: &actions)
       return
@@ -285,7 +305,7 @@ struct BrokerMachine {
     case .ping(let versions):
       sessions.heard(fromPeer: peer, at: now)
       let behind = versions.compactMap { held -> KeyVersion? in
-        let version = keys[held.key]?.entry?.version ?? 0
+        let version = slots[held.key].flatMap { states[$0].entry?.version } ?? 0
         return version == held.version ? nil : KeyVersion(key: held.key, version: version)
       }
       actions.append(.reply(peer: peer, .pong(instance: instance, behind: behind)))
@@ -367,7 +387,7 @@ struct BrokerMachine {
   }
 
   /// The cluster's revision of the key as the broker holds it (0: none).
-  func revision(of key: String) -> Int64 { keys[key]?.revision ?? 0 }
+  func revision(of key: String) -> Int64 { slots[key].map { states[$0].revision } ?? 0 }
 
   /// Takes what other brokers of the cluster stored, in the store's order, and publishes it.
   mutating func watched(_ changes: [(key: String, stored: StoredRecord)]) -> [Action] {
@@ -375,16 +395,15 @@ struct BrokerMachine {
     // Changes at or below a key's revision are already taken: the broker's own commits,
     // echoed, or a history read again.
     for change in changes where change.stored.revision > revision(of: change.key) {
-      let waiting = keys.index(forKey: change.key).map { index in
-        Self.inPlace(&keys.values[index]) { state in
-          guard state.flight != nil else { return false }
-          // Published once the key's own commit is answered, so versions go out in order.
-          if change.stored.revision > state.watched?.revision ?? 0 { state.watched = change.stored }
-          return true
-        }
+      let slot = slot(change.key)
+      let waiting = Self.inPlace(&states[slot]) { state in
+        guard state.flight != nil else { return false }
+        // Published once the key's own commit is answered, so versions go out in order.
+        if change.stored.revision > state.watched?.revision ?? 0 { state.watched = change.stored }
+        return true
       }
-      guard waiting != true else { continue }
-      absorb(change.stored, into: change.key, &actions)
+      guard !waiting else { continue }
+      absorb(change.stored, into: slot, &actions)
     }
     return actions
   }
@@ -418,7 +437,7 @@ struct BrokerMachine {
     let expired = sessions.expire(at: now)
     guard !expired.isEmpty else { return }
     if backend == .log {
-      for index in keys.indices { keys.values[index].entry?.forget(expired) }
+      for slot in states.indices { states[slot].entry?.forget(expired) }
     }
     statistics.forgottenClients += expired.count
     statistics.clients = sessions.count
