@@ -101,9 +101,11 @@ enum BrokerBenchmarks {
         var row = Report.ClientsRow(clients: clients)
         for _ in 0..<runs {
           // Alternated within each run, as the latency paths are.
+          let (writes, pace) = (ManyClients.writes, ManyClients.pace)
           row.raw.append(
-            try runner.manyClients(.rawProcess, clients: clients, writes: 20, pace: 500))
-          row.ours.append(try runner.manyClients(.mirror, clients: clients, writes: 20, pace: 500))
+            try runner.manyClients(.rawProcess, clients: clients, writes: writes, pace: pace))
+          row.ours.append(
+            try runner.manyClients(.mirror, clients: clients, writes: writes, pace: pace))
         }
         rows.append(row)
       }

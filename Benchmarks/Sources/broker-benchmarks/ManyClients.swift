@@ -10,6 +10,10 @@ import ZeroMQ
 enum ManyClients {
   /// The key written; the raw forwarder's topic is `bench`.
   static let key = "many"
+  /// The writes of each run, and how far apart they are due (ms): enough for a p99 that is not
+  /// just the slowest of a few, spaced wider than a write's fan-out to 8,000 clients.
+  static let writes = 60
+  static let pace = 250.0
   /// How many DEALERs share a libzmq context (its default limit is 1,023 sockets).
   static let socketsPerContext = 1_000
 
@@ -84,8 +88,8 @@ enum ManyClients {
         }
         value = written
       } else {
-        guard frames.count >= 2 else { continue }
-        value = frames[1]
+        guard frames.count >= 2, let last = frames.last else { continue }
+        value = last
       }
       guard let number = Int(String(decoding: value, as: UTF8.self)) else { continue }
       copies[number, default: 0] += 1
@@ -180,7 +184,10 @@ extension Runs {
     func write(_ number: Int) throws {
       let value = Data("\(number)".utf8)
       guard mirror else {
-        _ = try writer.send([value])
+        // The fields of an `UPDATE` after its topic, which the forwarder puts in front: its
+        // fan-out handles as many frames per subscription as the broker's.
+        let fields = ["UPDATE", "\(number)", "bench-writer", "\(number)"].map { Data($0.utf8) }
+        _ = try writer.send(fields + [value])
         _ = try writer.receive()
         return
       }

@@ -403,8 +403,10 @@ struct Report {
         + "\(BrokerClient.Configuration().heartbeatInterval) (the default heartbeat) and a SUB "
         + "connection on the key, spread over 4 client "
         + "processes; beside them, in the same run, a raw libzmq forwarder process (ROUTER in, PUB "
-        + "out, answering each write) with as many silent DEALER and SUB connections. A writer of "
-        + "its own makes 20 writes due 500 ms apart; each is timed from when it was due until the "
+        + "out, answering each write; its messages carry the six frames of the broker's `UPDATE`) "
+        + "with as many silent DEALER and SUB connections. A writer of "
+        + "its own makes \(ManyClients.writes) writes due \(Int(ManyClients.pace)) ms apart; each "
+        + "is timed from when it was due until the "
         + "last subscription got it (ms). CPU per write is the server's, less what heartbeats "
         + "take in the same time.",
       "",
