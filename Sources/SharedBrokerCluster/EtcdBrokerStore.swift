@@ -224,7 +224,13 @@ public final class EtcdBrokerStore: BrokerCluster {
     for task in tasks { task.cancel() }
     // Waited for (the broker's stop already waits for its thread), so that a broker that stops
     // is off the list before its process ends; the etcd client's event loop answers it, no task.
-    if let lease { try? etcd.revokeLeaseFuture(lease).wait() }
+    // Not for longer than a second: with etcd down, each member would take its request timeout,
+    // and the lease runs out by itself soon after.
+    if let lease {
+      let answered = DispatchSemaphore(value: 0)
+      etcd.revokeLeaseFuture(lease).whenComplete { _ in answered.signal() }
+      _ = answered.wait(timeout: .now() + 1)
+    }
     // Not waited for: the broker may stop from a task of the cooperative pool, which must not
     // block on another task.
     Task { [etcd] in try? await etcd.shutdown() }
@@ -325,9 +331,12 @@ public final class EtcdBrokerStore: BrokerCluster {
   /// tells the broker when they changed.
   private func found(_ members: [String], sentAt sent: ContinuousClock.Instant) {
     let changed = state.withLock { state in
-      if let last = state.members, last.sent > sent || last.list == members { return false }
+      if let last = state.members, last.sent > sent { return false }
+      // The same list still moves the time on: an older probe that answers late must not
+      // replace what a newer one found.
+      let same = state.members?.list == members
       state.members = (members, sent)
-      return !state.closed
+      return !same && !state.closed
     }
     if changed { queue([.members(members)]) }
   }
