@@ -151,19 +151,20 @@ enum BrokerBenchmarks {
       rows.append(row)
     }
     // A leader killed under 4 writers on one key.
-    var election: [Runs.WriterRun] = []
+    var election: [(run: Runs.WriterRun, elected: Double)] = []
     for run in 0..<runs {
       let etcd = try EtcdProcesses()
       defer { etcd.stop() }
       let broker = try BrokerProcess(bin: runner.bin, extra: ["--store", etcd.store])
       defer { broker.stop() }
-      election.append(
-        try runner.pipelinedWrites(
-          broker: broker, writers: 4, keys: 1, window: 4, seconds: 8, tag: "election\(run)"
-        ) {
-          pause(microseconds: 2_000_000)
-          try etcd.killLeader()
-        })
+      var elected = 0.0
+      let writes = try runner.pipelinedWrites(
+        broker: broker, writers: 4, keys: 1, window: 4, seconds: 8, tag: "election\(run)"
+      ) {
+        pause(microseconds: 2_000_000)
+        elected = try etcd.killLeader()
+      }
+      election.append((writes, elected))
     }
     report.cluster(rows, election: election)
   }

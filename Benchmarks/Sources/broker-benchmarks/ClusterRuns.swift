@@ -22,6 +22,10 @@ extension Runs {
     /// Writes acknowledged, and the versions the keys ended at (each applied write adds one).
     var acknowledged: Int
     var versions: Int
+    /// Writes refused with an error, by its code (`storage`: not applied).
+    var refusals: [String: Int]
+    /// The longest time no writer got an `ACK` (ms).
+    var longestPause: Double
   }
 
   /// Writers that each keep `window` writes in flight on their key, as the client does (each on
@@ -34,7 +38,7 @@ extension Runs {
   ) throws -> WriterRun {
     let context = try Context()
     defer { context.terminate() }
-    let results = Mutex<[(acks: Int, latencies: [Double])]>([])
+    let results = Mutex<[WriterResult]>([])
     let failures = Mutex<[String]>([])
     let start = now()
     let deadline = start + UInt64(seconds * 1e9)
@@ -90,16 +94,30 @@ extension Runs {
     let acknowledged = all.map(\.acks).reduce(0, +)
     var versions = 0
     for key in keyNames { versions += Int(try broker.version(of: key)) }
+    let confirmations = ([start] + all.flatMap(\.ackTimes)).sorted()
+    let longestPause = zip(confirmations, confirmations.dropFirst()).map { $1 - $0 }.max() ?? 0
     return WriterRun(
       rate: Double(acknowledged) / elapsed, latencies: all.flatMap(\.latencies),
       pings: pings.withLock { $0 }, unavailable: unavailable.load(ordering: .relaxed),
-      acknowledged: acknowledged, versions: versions)
+      acknowledged: acknowledged, versions: versions,
+      refusals: all.map(\.refusals).reduce(into: [:]) { $0.merge($1, uniquingKeysWith: +) },
+      longestPause: Double(longestPause) / 1e6)
+  }
+
+  /// What one writer saw.
+  struct WriterResult {
+    var acks = 0
+    /// Microseconds from each write to its `ACK`.
+    var latencies: [Double] = []
+    /// When each `ACK` came (ns, CLOCK_MONOTONIC).
+    var ackTimes: [UInt64] = []
+    var refusals: [String: Int] = [:]
   }
 
   private func writer(
     router: String, context: Context, client: String, key: String, window: Int,
     until deadline: UInt64
-  ) throws -> (acks: Int, latencies: [Double]) {
+  ) throws -> WriterResult {
     let dealer = try Socket(context: context, type: .dealer)
     defer { dealer.close() }
     try dealer.set(.receiveTimeout, 30_000)
@@ -131,8 +149,7 @@ extension Runs {
     var inFlight: [(id: UInt64, sent: UInt64)] = []
     var next: UInt64 = 1
     var draining = false
-    var acks = 0
-    var latencies: [Double] = []
+    var result = WriterResult()
     while now() < deadline || !inFlight.isEmpty {
       while !draining, now() < deadline, inFlight.count < window {
         try dealer.send(
@@ -148,19 +165,24 @@ extension Runs {
       let sent = inFlight.remove(at: index).sent
       switch reply {
       case .ack(_, _, let version):
+        let time = now()
         confirmed = max(confirmed, version)
-        acks += 1
-        latencies.append(Double(now() - sent) / 1e3)
+        result.acks += 1
+        result.latencies.append(Double(time - sent) / 1e3)
+        result.ackTimes.append(time)
       case .reject(_, _, let version, _, _, _):
         confirmed = version
         draining = true
-      default:
+      case .error(let code, _, _, _):
         // Refused (etcd unreachable for a moment): not applied; start the chain again.
+        result.refusals[code.rawValue, default: 0] += 1
+        draining = true
+      default:
         draining = true
       }
       if inFlight.isEmpty { draining = false }
     }
-    return (acks, latencies)
+    return result
   }
 
   /// etcd's own rate for the same transactions from a plain HTTP client: `writers` tasks, each

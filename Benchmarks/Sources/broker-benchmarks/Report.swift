@@ -298,7 +298,8 @@ struct Report {
     var exact = true
   }
 
-  mutating func cluster(_ rows: [ClusterRow], election: [Runs.WriterRun]) {
+  mutating func cluster(_ rows: [ClusterRow], election runs: [(run: Runs.WriterRun, elected: Double)]) {
+    let election = runs.map(\.run)
     var lines = [
       "Brokers with `--store` on a 3-member etcd cluster on loopback. Each writer keeps 4 writes "
         + "in flight on its key, as the client does (a REJECT restarts its chain); etcd's own "
@@ -329,6 +330,7 @@ struct Report {
     let pings = Distribution(rows.flatMap(\.pings))
     let electionPings = Distribution(election.flatMap(\.pings))
     let exact = election.allSatisfy { $0.acknowledged == $0.versions }
+    let refused = election.map(\.refusals).reduce(into: [:]) { $0.merge($1, uniquingKeysWith: +) }
     lines += [
       "",
       "Heartbeats (`PING` every 20 ms on a connection of its own) while the writers' transactions "
@@ -337,7 +339,12 @@ struct Report {
         + "key (\(election.count) runs): slowest \(format(electionPings.max, 2)) ms (a client moves "
         + "after \(BrokerClient.Configuration().heartbeatInterval * BrokerClient.Configuration().missedHeartbeats) of silence), \(election.map(\.unavailable).reduce(0, +)) answered `unavailable` "
         + "(a client moves at once); every write counted once: \(exact ? "yes" : "**no**") "
-        + "(\(election.map(\.acknowledged).reduce(0, +)) acknowledged).",
+        + "(\(election.map(\.acknowledged).reduce(0, +)) acknowledged). Writes refused: "
+        + "\(refused.isEmpty ? "none" : refused.sorted { $0.key < $1.key }.map { "\($0.value) `\($0.key)`" }.joined(separator: ", ")). "
+        + "etcd elected a new leader \(format(median(runs.map(\.elected)), 0)) ms after the kill "
+        + "(median; \(spread(runs.map(\.elected), 0)) ms), and no writer got an `ACK` for "
+        + "\(format(median(election.map(\.longestPause)), 0)) ms (median; \(spread(election.map(\.longestPause), 0)) ms): "
+        + "the election's time and \(format(median(zip(election, runs).map { $0.longestPause - $1.elected }), 0)) ms more.",
     ]
     lines += ["", "![a cluster on etcd](cluster.png)"]
     section("A cluster on etcd", lines)

@@ -155,6 +155,13 @@ final class Child: @unchecked Sendable {
     if process.isRunning { process.terminate() }
     process.waitUntilExit()
   }
+
+  /// Ends the child with SIGKILL: no graceful shutdown (an etcd leader that stops gracefully
+  /// hands its lead over first, which skips the election).
+  func kill() {
+    if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+  }
 }
 
 struct BenchmarkError: Error, CustomStringConvertible {
@@ -239,16 +246,19 @@ final class EtcdProcesses {
   let store: String
 
   init(members count: Int = 3) throws {
-    // Ports the kernel picks: a ZeroMQ socket bound to `*` says which, and gives it back.
+    // Ports the kernel picks: ZeroMQ sockets bound to `*` say which, and give them back, all
+    // at once (one closed before the next binds may be handed out again).
     let context = try Context()
     defer { context.terminate() }
+    var sockets: [Socket] = []
     var ports: [String] = []
     for _ in 0..<(2 * count) {
       let socket = try Socket(context: context, type: .pair)
+      sockets.append(socket)
       try socket.bind("tcp://127.0.0.1:*")
       ports.append(String(try socket.lastEndpoint.split(separator: ":").last ?? ""))
-      socket.close()
     }
+    for socket in sockets { socket.close() }
     let peers = (0..<count).map { "m\($0)=http://127.0.0.1:\(ports[2 * $0 + 1])" }
     store = "etcd://" + (0..<count).map { "127.0.0.1:\(ports[2 * $0])" }.joined(separator: ",")
     for index in 0..<count {
@@ -274,12 +284,29 @@ final class EtcdProcesses {
     }
   }
 
-  /// SIGKILLs the member that leads, as etcd's own log names it.
-  func killLeader() throws {
-    guard let leader = members.last(where: { $0.output.contains("became leader") }) else {
-      throw BenchmarkError("no etcd member says it became the leader")
+  /// SIGKILLs the member that leads (the one that last said it became the leader, at the
+  /// highest term), and returns how long the others took to elect a new leader (ms, until one
+  /// of them says it became the leader at a later term).
+  func killLeader() throws -> Double {
+    let terms = members.map { Self.leaderTerm(in: $0.output) }
+    guard let (index, term) = terms.enumerated().compactMap({ index, term in term.map { (index, $0) } })
+      .max(by: { $0.1 < $1.1 })
+    else { throw BenchmarkError("no etcd member says it became the leader") }
+    let killed = now()
+    members[index].kill()
+    let others = members.indices.filter { $0 != index }.map { members[$0] }
+    let deadline = killed + 30_000_000_000
+    while !others.contains(where: { Self.leaderTerm(in: $0.output) ?? 0 > term }) {
+      guard now() < deadline else { throw BenchmarkError("no etcd member took over the lead") }
+      usleep(1_000)
     }
-    leader.stop()
+    return Double(now() - killed) / 1e6
+  }
+
+  /// The term of the last "became leader at term N" in a member's log.
+  private static func leaderTerm(in output: String) -> Int? {
+    guard let range = output.range(of: "became leader at term ", options: .backwards) else { return nil }
+    return Int(output[range.upperBound...].prefix { $0.isNumber })
   }
 
   func stop() {
