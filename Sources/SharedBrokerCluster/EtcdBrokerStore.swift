@@ -88,7 +88,7 @@ public final class EtcdBrokerStore: BrokerCluster {
   ///   - logger: Where to log lost and regained contact.
   public static func connect(
     endpoints: [String], prefix: String = "/sharedmirror/",
-    requestTimeout: Duration = .seconds(1), unavailableAfter: Duration = .seconds(3),
+    requestTimeout: Duration = .milliseconds(500), unavailableAfter: Duration = .seconds(3),
     logger: Logger = Logger(label: "broker.etcd")
   ) async throws -> EtcdBrokerStore {
     let etcd = EtcdClient(endpoints: endpoints, requestTimeout: requestTimeout)
