@@ -141,6 +141,11 @@ final class Simulation {
   static let unavailableAfter = Duration.seconds(3)
   /// Each cluster broker's verdict on etcd, as its store reaches it.
   private var availability: [ClusterAvailability?]
+  /// When each cluster broker sent the newest question etcd answered: a verdict made of
+  /// questions sent before the faults stopped may still turn.
+  private var lastAnsweredQuestion: [Duration]
+  /// When the faults stopped and the world healed.
+  private var healedAt = Duration.zero
   /// How long a dead broker stays registered in etcd: its lease's time to live.
   static let memberLease = Duration.seconds(5)
   /// When each dead broker's registration expires.
@@ -191,6 +196,7 @@ final class Simulation {
     brokerStarted = Array(repeating: .zero, count: brokerCount)
     cutFromEtcd = Array(repeating: .zero, count: brokerCount)
     availability = Array(repeating: nil, count: brokerCount)
+    lastAnsweredQuestion = Array(repeating: .zero, count: brokerCount)
     leaseEnds = Array(repeating: .zero, count: brokerCount)
     self.random = random
     dataDirectory = URL(
@@ -375,6 +381,7 @@ final class Simulation {
       try judgeAvailability(of: number) { $0.tick(now: base + now) }
     case .probed(let number, let run, let sent, let answered):
       guard let broker = brokers[number], broker.run == run else { return }
+      if answered { lastAnsweredQuestion[number] = max(lastAnsweredQuestion[number], sent) }
       try judgeAvailability(of: number) {
         answered
           ? $0.answered(sentAt: base + sent, now: base + now) : $0.failed("cut off", now: base + now)
@@ -638,6 +645,7 @@ final class Simulation {
       // The real store's verdict, on questions that the probe events ask: a broker started while
       // cut off has had no answer for as long as the verdict allows.
       let unanswered = now < cutFromEtcd[number] ? Self.unavailableAfter : .zero
+      lastAnsweredQuestion[number] = now - unanswered
       availability[number] = ClusterAvailability(unavailableAfter: Self.unavailableAfter, now: base + now - unanswered)
       try judgeAvailability(of: number) { $0.tick(now: base + now) }
       schedule(after: delay(), .probe(broker: number, run: broker.run))
@@ -839,6 +847,7 @@ final class Simulation {
   private func check() throws {
     if faultsActive {
       faultsActive = false
+      healedAt = now
       note { "faults stop" }
       electionUntil = min(electionUntil, now)
       for number in brokers.indices {
@@ -850,10 +859,16 @@ final class Simulation {
     }
     schedule(after: .milliseconds(100), .check)
     // Brokers still deciding requests of clients that moved on have not settled either, nor
-    // one that still judges etcd unavailable (its verdict turns at its next answered probe).
+    // one that still judges etcd unavailable (its verdict turns at its next answered probe), nor
+    // one whose verdict rests on questions sent before the world healed (the ones sent while it
+    // was cut off may still fail and turn it, for a moment, to unavailable).
     guard settledAt == nil, pendingSpawns == 0, let instance,
       brokers.allSatisfy({ $0?.isIdle ?? false }),
-      brokers.indices.allSatisfy({ brokers[$0] == nil || availability[$0]?.isAvailable ?? true })
+      brokers.indices.allSatisfy({
+        brokers[$0] == nil
+          || (availability[$0]?.isAvailable ?? true)
+            && (etcd == nil || lastAnsweredQuestion[$0] >= healedAt)
+      })
     else { return }
     let entries = authoritative
     for (keyIndex, key) in keys.enumerated() {
