@@ -28,7 +28,7 @@ import Testing
           : commit.log.map { String(decoding: $0.value, as: UTF8.self) }
         self = .commit(key: commit.key, revision: commit.revision, values: values)
       case .report(let report): self = .report("\(report)".prefix { $0 != "(" }.description)
-      case .recordHeard(let times): self = .recordHeard(times.keys.sorted())
+      case .recordHeard(let record): self = .recordHeard(record.clients.keys.sorted())
       }
     }
 
@@ -379,17 +379,37 @@ import Testing
     #expect(broker.machine.statistics.storageErrors == 1)
   }
 
-  /// A cluster keeps a client's records while any broker hears it, and forgets them a timeout
-  /// and a quarter after the last hearing anywhere.
+  /// A cluster's broker records whom it heard every quarter timeout, with the time its record
+  /// reaches. Another broker's record that is not renewed holds the forgetting back (that broker
+  /// may be hearing clients it cannot record), until it retires two timeouts after it was made.
   @Test func whomABrokerHeardIsRecordedEveryQuarterTimeout() {
     var broker = Harness(backend: .cluster, timeout: .seconds(8))
     broker.hello("a", from: "p")
     #expect(broker.wait(.milliseconds(100)) == [.recordHeard(["a"])])
     #expect(broker.wait(.seconds(1)) == [])
     #expect(broker.wait(.seconds(1)) == [.recordHeard(["a"])])
-    broker.machine.heard(["b": broker.machine.wallClock])
+    let made = broker.machine.wallClock
+    broker.machine.heard(["r2": HeardRecord(asOf: made, clients: ["b": made - 1_000])])
+    #expect(broker.machine.forgettingCutoff == made - 8_000)
+    // Silent for longer than the timeout, "a" is forgotten here; the record goes on, empty.
+    #expect(broker.wait(.seconds(11)) == [.report("forgotClients"), .recordHeard([])])
+    #expect(broker.machine.forgettingCutoff == made - 8_000)
     #expect(broker.machine.heardElsewhere.keys.sorted() == ["b"])
-    _ = broker.wait(.seconds(11))
+    _ = broker.wait(.seconds(6))
+    #expect(broker.machine.forgettingCutoff == broker.machine.wallClock - 8_000)
     #expect(broker.machine.heardElsewhere.isEmpty)
+  }
+
+  /// Back from an outage of its store, a broker records whom it heard at the next tick, rather
+  /// than a quarter timeout later: the others forget no one until it does.
+  @Test func aBrokerBackFromAnOutageRecordsWhomItHeardAtOnce() {
+    var broker = Harness(backend: .cluster, timeout: .seconds(8))
+    broker.hello("a", from: "p")
+    #expect(broker.wait(.milliseconds(100)) == [.recordHeard(["a"])])
+    broker.machine.setAvailable(false)
+    #expect(broker.wait(.milliseconds(100)) == [])
+    broker.machine.setAvailable(true)
+    #expect(broker.wait(.milliseconds(100)) == [.recordHeard(["a"])])
+    #expect(broker.wait(.milliseconds(100)) == [])
   }
 }

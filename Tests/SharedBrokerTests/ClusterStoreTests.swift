@@ -240,16 +240,16 @@ import Testing
       _ = broker.wait(.seconds(1))
     }
     let entry = try #require(cluster.stored("k")?.entry)
-    // The writers of the last 75 seconds (the timeout, and the quarter of it a hearing may wait
-    // to be recorded), the last one included.
-    #expect(entry.lastWrites.count == 76)
+    // The writers of the last 60 seconds (the timeout: no other broker's record holds the
+    // forgetting back), the last one included.
+    #expect(entry.lastWrites.count == 61)
     #expect(Set(entry.written?.keys ?? [:].keys) == Set(entry.lastWrites.keys))
     #expect(entry.recent?.allSatisfy { entry.lastWrites[$0.client] != nil } == true)
   }
 
   /// A client that went on talking to another broker of the cluster keeps its records in every
-  /// key it wrote, however long ago it wrote them; once no broker has heard it for the timeout
-  /// (and the quarter of it a hearing may wait to be recorded), they go.
+  /// key it wrote, however long ago it wrote them; once no broker has heard it for the timeout,
+  /// as far as each broker's record reaches, they go.
   @Test func aClientHeardByAnotherBrokerKeepsItsRecords() throws {
     let cluster = FakeCluster()
     let broker = try Broker(cluster, clientTimeout: .seconds(60))
@@ -265,19 +265,52 @@ import Testing
     for _ in 0..<10 {
       _ = broker.wait(.seconds(15))
       // Another broker's record of whom it heard, as its watch brings it.
-      cluster.heard(["c": broker.now.milliseconds], by: "other-broker")
+      cluster.heard(["c": broker.now.milliseconds], asOf: broker.now.milliseconds, by: "other-broker")
       _ = broker.send(.ping(versions: []), from: "d")
     }
     #expect(write("d", 1, base: 1) == .ack(key: "k", write: 1, version: 2))
     #expect(cluster.stored("k")?.entry.lastWrites["c"] == 1)
 
-    for _ in 0..<6 {
+    // The other broker goes on recording, without "c".
+    for _ in 0..<5 {
       _ = broker.wait(.seconds(15))
+      cluster.heard([:], asOf: broker.now.milliseconds, by: "other-broker")
       _ = broker.send(.ping(versions: []), from: "d")
     }
     #expect(write("d", 2, base: 2) == .ack(key: "k", write: 2, version: 3))
     #expect(cluster.stored("k")?.entry.lastWrites["c"] == nil)
     #expect(cluster.stored("k")?.entry.lastWrites["d"] == 2)
+  }
+
+  /// A broker that stops recording whom it heard (cut from the store, or dead) may have heard a
+  /// client it could not record: the client's records stay until that broker's last record is
+  /// two timeouts old.
+  @Test func aBrokerThatStopsRecordingHoldsTheForgettingBack() throws {
+    let cluster = FakeCluster()
+    let broker = try Broker(cluster, clientTimeout: .seconds(60))
+    func write(_ client: String, _ write: UInt64, base: UInt64) -> BrokerMessage? {
+      broker.send(
+        .write(client: client, write: write, key: "k", base: base, value: Data("\(base + 1)".utf8),
+          after: nil), from: client
+      ).reply
+    }
+    _ = broker.send(.hello(client: "c"), from: "c")
+    _ = broker.send(.hello(client: "d"), from: "d")
+    #expect(write("c", 1, base: 0) == .ack(key: "k", write: 1, version: 1))
+    cluster.heard(["c": broker.now.milliseconds], asOf: broker.now.milliseconds, by: "cut-broker")
+    for _ in 0..<6 {
+      _ = broker.wait(.seconds(15))
+      _ = broker.send(.ping(versions: []), from: "d")
+    }
+    #expect(write("d", 1, base: 1) == .ack(key: "k", write: 1, version: 2))
+    #expect(cluster.stored("k")?.entry.lastWrites["c"] == 1)
+
+    for _ in 0..<3 {
+      _ = broker.wait(.seconds(15))
+      _ = broker.send(.ping(versions: []), from: "d")
+    }
+    #expect(write("d", 2, base: 2) == .ack(key: "k", write: 2, version: 3))
+    #expect(cluster.stored("k")?.entry.lastWrites["c"] == nil)
   }
 
   /// A connection's answers keep the order of its requests, even when a later request's
@@ -336,11 +369,12 @@ final class FakeCluster: BrokerCluster, @unchecked Sendable {
 
   var hasEvents: Bool { !events.isEmpty }
 
-  /// Queues another broker's record of whom it heard from, as the watch would bring it.
-  func heard(_ times: [String: Int64], by run: String) {
+  /// Queues another broker's record of whom it heard from, made at `asOf`, as the watch would
+  /// bring it.
+  func heard(_ times: [String: Int64], asOf: Int64, by run: String) {
     revision += 1
     let record = BrokerClusterRecord(
-      data: try! JSONEncoder().encode(times), revision: revision)
+      data: try! JSONEncoder().encode(HeardRecord(asOf: asOf, clients: times)), revision: revision)
     events.append(.changed([(ClusterDriver.heardPrefix + run, record)], followsHistory: true))
   }
 

@@ -86,8 +86,8 @@ final class BrokerCore {
       case .available(let available):
         machine.setAvailable(available)
         counted(statistics)
-      case .heard(let times):
-        machine.heard(times)
+      case .heard(let records):
+        machine.heard(records)
       case .members(let members):
         perform(machine.setMembers(members))
       }
@@ -151,8 +151,8 @@ final class BrokerCore {
         counted(statistics)
       case .report(let report):
         self.report(report)
-      case .recordHeard(let times):
-        if case .cluster(let driver) = backend { driver.recordHeard(times) }
+      case .recordHeard(let record):
+        if case .cluster(let driver) = backend { driver.recordHeard(record) }
       }
     }
   }

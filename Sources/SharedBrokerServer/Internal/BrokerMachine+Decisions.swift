@@ -163,8 +163,7 @@ extension BrokerMachine {
         let here = sessions.lastHeard(client).map { startedAt + $0.milliseconds }
         if let heard = here.map({ max($0, elsewhere ?? $0) }) ?? elsewhere { times[client] = heard }
       }
-      let stamp = Change.stamped(
-        times, at: wallClock, forgettingBefore: wallClock - clusterRecordLifetime.milliseconds)
+      let stamp = Change.stamped(times, at: wallClock, forgettingBefore: forgettingCutoff)
       batch.changes.append(stamp)
       Self.apply(stamp, to: &working, seeded: &seeded, instance: instance)
       present = true

@@ -23,9 +23,9 @@ struct BrokerMachine {
     case commit(Commit)
     /// Something for the log.
     case report(Report)
-    /// A cluster's broker records in the store whom it heard from and when (wall-clock
-    /// milliseconds), so that every broker keeps a live client's records.
-    case recordHeard([String: Int64])
+    /// A cluster's broker records in the store whom it heard from and when, so that every
+    /// broker keeps a live client's records.
+    case recordHeard(HeardRecord)
   }
 
   /// A batch to store: for the log, the records to append; for a cluster, the key's record to
@@ -60,8 +60,8 @@ struct BrokerMachine {
     case available(Bool)
     /// The cluster's brokers' ROUTER endpoints.
     case members([String])
-    /// Whom another broker of the cluster heard from, and when (wall-clock milliseconds).
-    case heard([String: Int64])
+    /// Whom other brokers of the cluster heard from: each one's record, by broker run.
+    case heard([String: HeardRecord])
   }
 
   /// Where the keys live.
@@ -127,6 +127,9 @@ struct BrokerMachine {
   /// In a cluster, when other brokers last heard from each client (wall-clock milliseconds), as
   /// they record it in the store: a client is alive while any broker hears it.
   private(set) var heardElsewhere: [String: Int64] = [:]
+  /// In a cluster, how far each other broker run's record of whom it heard reaches (wall-clock
+  /// milliseconds): hearings after that may exist that this broker does not know of yet.
+  private(set) var recordedThrough: [String: Int64] = [:]
   /// When the active clients are next counted.
   private var nextActiveCount = Duration.zero
   /// When this broker next records whom it heard from.
@@ -144,10 +147,9 @@ struct BrokerMachine {
   init(
     instance: String, run: String, backend: Backend, configuration: BrokerConfiguration,
     publisherEndpoint: String, entries: [String: BrokerEntry] = [:],
-    records: [String: StoredRecord] = [:], heard: [String: Int64] = [:], now: Duration,
+    records: [String: StoredRecord] = [:], heard: [String: HeardRecord] = [:], now: Duration,
     startedAt: Int64 = 0
   ) {
-    heardElsewhere = heard
     self.startedAt = startedAt
     self.instance = instance
     self.run = run
@@ -175,6 +177,7 @@ struct BrokerMachine {
     sessions.adopt(clients, at: now)
     statistics.clients = sessions.count
     statistics.keys = states.count
+    self.heard(heard)
   }
 
   /// Every key's confirmed entry.
@@ -184,8 +187,10 @@ struct BrokerMachine {
 
   // MARK: - Events
 
-  /// Learns whether the cluster's store answers.
+  /// Learns whether the cluster's store answers. Back from an outage, the broker records whom
+  /// it heard at once: until it does, the other brokers forget no one.
   mutating func setAvailable(_ available: Bool) {
+    if available, !self.available { nextHeardRecord = now }
     self.available = available
   }
 
@@ -203,18 +208,30 @@ struct BrokerMachine {
     return [advertised] + members.filter { $0 != advertised }
   }
 
-  /// Learns whom another broker of the cluster heard from, and when.
-  mutating func heard(_ times: [String: Int64]) {
-    heardElsewhere.merge(times, uniquingKeysWith: max)
+  /// Learns whom other brokers of the cluster heard from, by broker run.
+  mutating func heard(_ records: [String: HeardRecord]) {
+    for (run, record) in records {
+      heardElsewhere.merge(record.clients, uniquingKeysWith: max)
+      recordedThrough[run] = max(recordedThrough[run] ?? record.asOf, record.asOf)
+    }
   }
 
   /// How often a cluster's broker records whom it heard from.
   var heardRecordInterval: Duration { sessions.timeout / 4 }
 
-  /// How long after a client was last heard a cluster keeps its records: the timeout, and the
-  /// interval a hearing may wait to be recorded (or be lost with a broker that died before
-  /// recording it, whose previous record holds the client's hearing before).
-  var clusterRecordLifetime: Duration { sessions.timeout + heardRecordInterval }
+  /// How old a broker run's record of whom it heard may grow before it stops holding back the
+  /// others' forgetting: its broker died, or has been cut from the store for that long.
+  var heardRecordRetirement: Duration { sessions.timeout * 2 }
+
+  /// In a cluster, the clients last heard before this time (wall-clock milliseconds) are
+  /// forgotten: silent here for the timeout, and for the timeout before the point every other
+  /// broker's record reaches. A broker that cannot record (cut from the store) thus holds the
+  /// forgetting back, until its record retires.
+  var forgettingCutoff: Int64 {
+    let retired = wallClock - heardRecordRetirement.milliseconds
+    let reach = recordedThrough.values.lazy.filter { $0 >= retired }.min() ?? wallClock
+    return min(reach, wallClock) - sessions.timeout.milliseconds
+  }
 
   /// The time passed: forgets clients silent for longer than the timeout, and sends again the
   /// commits that went unanswered.
@@ -229,10 +246,13 @@ struct BrokerMachine {
     forgetSilentClients(at: now, into: &actions)
     if backend == .cluster, now >= nextHeardRecord {
       nextHeardRecord = now + heardRecordInterval
-      let cutoff = wallClock - clusterRecordLifetime.milliseconds
+      let retired = wallClock - heardRecordRetirement.milliseconds
+      recordedThrough = recordedThrough.filter { $0.value >= retired }
+      let cutoff = forgettingCutoff
       heardElsewhere = heardElsewhere.filter { $0.value >= cutoff }
+      // Recorded even when empty: the record says how far this broker's hearings are known.
       let heard = sessions.lastHeard().mapValues { startedAt + $0.milliseconds }
-      if !heard.isEmpty { actions.append(.recordHeard(heard)) }
+      actions.append(.recordHeard(HeardRecord(asOf: wallClock, clients: heard)))
     }
     guard !retries.isEmpty else { return actions }
     // In the keys' order of arrival, not the dictionary's (which differs between processes):

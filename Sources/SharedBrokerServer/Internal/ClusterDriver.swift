@@ -28,12 +28,12 @@ final class ClusterDriver {
 
   /// Every key's record, decoded (records that do not decode are left out), and whom the
   /// brokers heard from.
-  func loadAll() throws -> (records: [String: StoredRecord], heard: [String: Int64]) {
+  func loadAll() throws -> (records: [String: StoredRecord], heard: [String: HeardRecord]) {
     var records: [String: StoredRecord] = [:]
-    var heard: [String: Int64] = [:]
+    var heard: [String: HeardRecord] = [:]
     for (key, record) in try cluster.loadAll() {
       if key.hasPrefix(Self.heardPrefix) {
-        heard.merge(Self.decodeHeard(record.data), uniquingKeysWith: max)
+        heard[String(key.dropFirst(Self.heardPrefix.count))] = HeardRecord(decoding: record.data)
       } else if let stored = Self.decode(record) {
         records[key] = stored
       }
@@ -42,8 +42,8 @@ final class ClusterDriver {
   }
 
   /// Records in the store whom this broker heard from and when, for the other brokers.
-  func recordHeard(_ times: [String: Int64]) {
-    guard isAvailable, let data = try? QuickJSONEncoder().encode(times) else { return }
+  func recordHeard(_ record: HeardRecord) {
+    guard isAvailable, let data = try? QuickJSONEncoder().encode(record) else { return }
     cluster.put(key: heardKey, record: data)
   }
 
@@ -65,12 +65,13 @@ final class ClusterDriver {
       case .committed(let token, let result):
         events.append(.committed(token, Self.outcome(result)))
       case .changed(let changes, let followsHistory):
-        var heard: [String: Int64] = [:]
+        var heard: [String: HeardRecord] = [:]
         var stored: [(key: String, stored: StoredRecord)] = []
         for change in changes {
           if change.key.hasPrefix(Self.heardPrefix) {
             if change.key != heardKey {
-              heard.merge(Self.decodeHeard(change.record.data), uniquingKeysWith: max)
+              heard[String(change.key.dropFirst(Self.heardPrefix.count))] =
+                HeardRecord(decoding: change.record.data)
             }
           } else if followsHistory, unechoed[change.key] == change.record.data {
             unechoed[change.key] = nil
@@ -103,10 +104,6 @@ final class ClusterDriver {
       return .changed(stored)
     case .failure(let error): return .unanswered("\(error)")
     }
-  }
-
-  private static func decodeHeard(_ data: Data) -> [String: Int64] {
-    (try? QuickJSONDecoder().decode([String: Int64].self, from: data)) ?? [:]
   }
 
   private static func decode(_ record: BrokerClusterRecord) -> StoredRecord? {
