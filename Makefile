@@ -66,8 +66,8 @@ bench: deps
 	# too wide for a median of 3 to settle.
 	cd Benchmarks && $(SWIFT) run -c release --skip-build broker-benchmarks run \
 	  "$$(cd .. && $(SWIFT) build -c release --show-bin-path)" 5 $(SECTIONS)
-	cd Benchmarks && for readers in 1 8; do \
-	  [ ! -f latency-$$readers.dat ] || gnuplot -e "readers=$$readers" Scripts/latency.gnuplot; done
+	cd Benchmarks && for tag in 1 8 8-light; do \
+	  [ ! -f latency-$$tag.dat ] || gnuplot -e "tag='$$tag'" Scripts/latency.gnuplot; done
 	cd Benchmarks && for chart in cluster clients; do \
 	  [ ! -f $$chart.dat ] || gnuplot Scripts/$$chart.gnuplot; done
 

@@ -1,10 +1,13 @@
-# The latency distribution of one latency section (HdrHistogram's percentile plot): readers is
-# set by the caller, e.g. gnuplot -e "readers=8" Scripts/latency.gnuplot, which reads
-# latency-8.dat (one block per path: percentile, 1/(1-p), µs) and writes latency-8.png.
-if (!exists("readers")) readers = 1
+# The latency distribution of one latency section (HdrHistogram's percentile plot): tag is set
+# by the caller, e.g. gnuplot -e "tag='8'" Scripts/latency.gnuplot, which reads latency-8.dat
+# (its first line "# TITLE", then one block per path: percentile, 1/(1-p), µs) and writes
+# latency-8.png.
+if (!exists("tag")) tag = '1'
+data = sprintf('latency-%s.dat', tag)
+title = system(sprintf("head -n 1 '%s' | sed 's/^# //'", data))
 set terminal png size 900,500
-set output sprintf('latency-%d.png', readers)
-set title sprintf('Propagation latency by percentile, %d reader%s (loopback, each write timed from when it was due)', readers, readers == 1 ? '' : 's')
+set output sprintf('latency-%s.png', tag)
+set title sprintf('Propagation latency by percentile, %s (loopback, each write timed from when it was due)', title)
 set logscale x
 set logscale y
 set xrange [1:100000]
@@ -12,4 +15,4 @@ set xtics ('50%%' 2, '90%%' 10, '99%%' 100, '99.9%%' 1000, '99.99%%' 10000, '99.
 set ylabel 'µs'
 set key top left
 set grid
-plot for [i=0:2] sprintf('latency-%d.dat', readers) index i using 2:3 with lines linewidth 2 title columnheader(1)
+plot for [i=0:2] data index i using 2:3 with lines linewidth 2 title columnheader(1)

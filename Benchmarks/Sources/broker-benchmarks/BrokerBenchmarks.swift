@@ -61,19 +61,20 @@ enum BrokerBenchmarks {
     func wanted(_ section: String) -> Bool { only.isEmpty || only.contains(section) }
 
     if wanted("store-send") { report.storeSend(from: ".build/composable") }
-    for readers in [1, 8] where wanted("latency") {
+    for (readers, pace) in [(1, Runs.pace), (8, Runs.pace), (8, Runs.lightPace)]
+    where wanted("latency") {
       // Alternated within each run, so the machine's drift touches every path alike.
       let modes: [Runs.Mode] = [.rawProcess, .raw, .mirror]
       var results: [Runs.Mode: [(latencies: [[Double]], run: Runs.PathRun)]] = [:]
       for _ in 0..<runs {
         for mode in modes {
           results[mode, default: []].append(
-            try await runner.latency(mode, readers: readers, writes: writes))
+            try await runner.latency(mode, readers: readers, writes: writes, pace: pace))
         }
       }
       let paths = modes.map { Report.Path(mode: $0, runs: results[$0]!) }
-      report.latency(readers: readers, writes: writes, pace: Runs.pace, paths)
-      report.cpu(readers: readers, writes: writes, paths)
+      report.latency(readers: readers, writes: writes, pace: pace, paths)
+      report.cpu(readers: readers, writes: writes, pace: pace, paths)
     }
 
     if wanted("throughput") { try await throughput(runner, runs: runs, into: &report) }
@@ -101,7 +102,7 @@ enum BrokerBenchmarks {
         var row = Report.ClientsRow(clients: clients)
         for _ in 0..<runs {
           // Alternated within each run, as the latency paths are.
-          let (writes, pace) = (ManyClients.writes, ManyClients.pace)
+          let (writes, pace) = (ManyClients.writes, ManyClients.pace(clients: clients))
           row.raw.append(
             try runner.manyClients(.rawProcess, clients: clients, writes: writes, pace: pace))
           row.ours.append(

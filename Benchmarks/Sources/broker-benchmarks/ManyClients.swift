@@ -10,10 +10,14 @@ import ZeroMQ
 enum ManyClients {
   /// The key written; the raw forwarder's topic is `bench`.
   static let key = "many"
-  /// The writes of each run, and how far apart they are due (ms): enough for a p99 that is not
-  /// just the slowest of a few, spaced wider than a write's fan-out to 8,000 clients.
-  static let writes = 60
-  static let pace = 250.0
+  /// The writes of each run: enough for a p99 that is not just the slowest write or two.
+  static let writes = 200
+
+  /// How far apart the writes are due (ms) with `clients` connected: wider than a write's
+  /// fan-out to them (its p99 takes about 20 ms per 1,000 clients), so writes do not queue.
+  static func pace(clients: Int) -> Double {
+    max(50, Double(clients) / 32)
+  }
   /// How many DEALERs share a libzmq context (its default limit is 1,023 sockets).
   static let socketsPerContext = 1_000
 
