@@ -4,7 +4,8 @@ public import Foundation
 public struct BrokerConfiguration: Sendable {
   /// The ROUTER endpoint clients connect to, e.g. `tcp://0.0.0.0:5555` (`*` for any free port).
   public var listen: String
-  /// The PUB endpoint; by default the listen port + 1 (or any free port when listening on `*`).
+  /// The PUB endpoint; by default the listen port + 1 (or any free port when listening on `*` or
+  /// port 0).
   public var publish: String?
   /// Where accepted writes are logged; `nil` keeps everything in memory.
   public var dataDirectory: URL?
@@ -99,7 +100,8 @@ public struct BrokerConfiguration: Sendable {
     if listen.hasPrefix("tcp://"), let colon = listen.lastIndex(of: ":") {
       let port = listen[listen.index(after: colon)...]
       let host = listen[..<colon]
-      if port == "*" { return "\(host):*" }
+      // A listen port the system picks (libzmq's `*`, or 0) has no next port: so does this one.
+      if port == "*" || port == "0" { return "\(host):*" }
       if let number = Int(port) { return "\(host):\(number + 1)" }
     }
     return listen + ".pub"
