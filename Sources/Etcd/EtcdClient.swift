@@ -61,6 +61,8 @@ public final class EtcdClient: Sendable {
     case put(Data, Data)
     /// Reads the key.
     case range(Data)
+    /// Deletes the key.
+    case delete(Data)
   }
 
   /// What a transaction did.
@@ -222,8 +224,8 @@ public final class EtcdClient: Sendable {
           body.key("value")
           body.string(value.base64EncodedString())
           body.endObject()
-        case .range(let key):
-          body.key("request_range")
+        case .range(let key), .delete(let key):
+          if case .delete = operation { body.key("request_delete_range") } else { body.key("request_range") }
           body.beginObject()
           body.key("key")
           body.string(key.base64EncodedString())

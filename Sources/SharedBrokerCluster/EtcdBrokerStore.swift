@@ -185,10 +185,18 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   /// One etcd put, unconditional; a failure counts as etcd not answering.
   public func put(key: String, record: Data) {
+    send(.put(keysPrefix + Data(key.utf8), record))
+  }
+
+  /// One etcd delete, unconditional; a failure counts as etcd not answering.
+  public func remove(key: String) {
+    send(.delete(keysPrefix + Data(key.utf8)))
+  }
+
+  /// One operation that nothing waits for, whose answer only tells whether etcd answers.
+  private func send(_ operation: EtcdClient.Operation) {
     let sent = ContinuousClock.now
-    etcd.transactionFuture(
-      compare: [], success: [.put(keysPrefix + Data(key.utf8), record)], failure: []
-    )
+    etcd.transactionFuture(compare: [], success: [operation], failure: [])
       .whenComplete { [self] result in
         switch result {
         case .failure(let error): decide { $0.failed("\(error)", now: .now) }

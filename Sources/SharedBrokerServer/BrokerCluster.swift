@@ -24,6 +24,9 @@ public protocol BrokerCluster: AnyObject, Sendable {
   /// Stores `record` for `key` whatever the key holds; nothing comes back (the broker puts the
   /// same key again later).
   func put(key: String, record: Data)
+  /// Deletes `key` whatever it holds; nothing comes back, and a watch does not report it (a
+  /// broker removes the record of whom a broker run that stopped recording heard).
+  func remove(key: String)
   /// The events since the last call, in the order they happened.
   func takeEvents() -> [BrokerClusterEvent]
   /// Stops watching.
@@ -36,6 +39,8 @@ public protocol BrokerCluster: AnyObject, Sendable {
 extension BrokerCluster {
   /// A store that keeps no list of brokers: clients learn none.
   public func register(router: String) {}
+  /// A store that keeps every record it was given.
+  public func remove(key: String) {}
 }
 
 /// What a ``BrokerCluster`` tells its broker.

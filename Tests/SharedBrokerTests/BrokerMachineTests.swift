@@ -15,6 +15,7 @@ import Testing
     case commit(key: String, revision: Int64, values: [String])
     case report(String)
     case recordHeard([String])
+    case removeHeard(String)
 
     init(_ action: BrokerMachine.Action) {
       switch action {
@@ -29,6 +30,7 @@ import Testing
         self = .commit(key: commit.key, revision: commit.revision, values: values)
       case .report(let report): self = .report("\(report)".prefix { $0 != "(" }.description)
       case .recordHeard(let record): self = .recordHeard(record.clients.keys.sorted())
+      case .removeHeard(let run): self = .removeHeard(run)
       }
     }
 
@@ -39,6 +41,7 @@ import Testing
       case .commit(let key, let revision, let values): "commit \(key)@\(revision) \(values)"
       case .report(let report): "report \(report)"
       case .recordHeard(let clients): "recordHeard \(clients)"
+      case .removeHeard(let run): "removeHeard \(run)"
       }
     }
   }
@@ -395,7 +398,8 @@ import Testing
     #expect(broker.wait(.seconds(11)) == [.report("forgotClients"), .recordHeard([])])
     #expect(broker.machine.forgettingCutoff == made - 8_000)
     #expect(broker.machine.heardElsewhere.keys.sorted() == ["b"])
-    _ = broker.wait(.seconds(6))
+    // Retired, the record goes from the store too.
+    #expect(broker.wait(.seconds(6)) == [.removeHeard("r2"), .recordHeard([])])
     #expect(broker.machine.forgettingCutoff == broker.machine.wallClock - 8_000)
     #expect(broker.machine.heardElsewhere.isEmpty)
   }

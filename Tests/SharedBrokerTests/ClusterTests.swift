@@ -93,9 +93,23 @@ struct ClusterTests {
   /// Short-lived `counter` processes, one after another, through a broker whose records expire
   /// after a tenth of a second (each process takes longer than that to start): every tap
   /// counts, and the key's record in etcd keeps only the clients that wrote it lately, not every
-  /// process that ever did.
+  /// process that ever did. A broker killed before them leaves its record of whom it heard,
+  /// which the live broker deletes once it is two timeouts old.
   @Test func shortLivedCountersLeaveABoundedRecord() async throws {
     try await withEtcdCluster { etcd in
+      let client = EtcdClient(endpoints: etcd.clientURLs)
+      defer { Task { try? await client.shutdown() } }
+      let heard = Data("/sharedmirror/keys/\u{1}heard/".utf8)
+      func heardRecords() async throws -> Int { try await client.range(heard, prefix: true).keyValues.count }
+      let (killed, _, _) = try await startBroker(["--store", etcd.store, "--client-timeout", "0.1"])
+      let deadline = ContinuousClock.now + .seconds(10)
+      while try await heardRecords() == 0, ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      #expect(try await heardRecords() == 1)
+      killed.signal(SIGKILL)
+      _ = await killed.waitForExit()
+
       let (broker, router, _) = try await startBroker(
         ["--store", etcd.store, "--client-timeout", "0.1"])
       defer { broker.signal(SIGTERM) }
@@ -106,8 +120,12 @@ struct ClusterTests {
       }
       let final = try await Self.stats(at: router, key: "short-lived")
       #expect(final.hasPrefix(#"{"count":\#(processes),"#), "\(final)")
-      let client = EtcdClient(endpoints: etcd.clientURLs)
-      defer { Task { try? await client.shutdown() } }
+      // Only the live broker's own record is left.
+      let cleared = ContinuousClock.now + .seconds(10)
+      while try await heardRecords() != 1, ContinuousClock.now < cleared {
+        try await Task.sleep(for: .milliseconds(20))
+      }
+      #expect(try await heardRecords() == 1)
       let (_, stored) = try await client.range(Data("/sharedmirror/keys/short-lived".utf8))
       let record = try ClusterRecord(decoding: try #require(stored.first).value)
       #expect(record.entry.lastWrites.count < processes, "\(record.entry.written ?? [:])")

@@ -15,8 +15,9 @@ final class SimulatedBroker {
     case reply(peer: Data, BrokerMessage)
     case publish(BrokerMessage)
     case commit(EtcdCommit)
-    /// An unconditional put (whom the broker heard from).
-    case put(key: String, Data)
+    /// An unconditional put (whom the broker heard from), or with `nil` a delete (of another
+    /// broker run's record).
+    case put(key: String, Data?)
   }
 
   /// Where the broker's transport and its store put what it sends.
@@ -71,6 +72,10 @@ final class SimulatedBroker {
 
     func put(key: String, record: Data) {
       outbox.sent.append(.put(key: key, record))
+    }
+
+    func remove(key: String) {
+      outbox.sent.append(.put(key: key, nil))
     }
 
     func commit(key: String, record: Data?, expecting revision: Int64, id: UInt64) {

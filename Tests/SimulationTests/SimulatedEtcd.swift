@@ -67,6 +67,14 @@ final class SimulatedEtcd {
     history.append((key, stored))
   }
 
+  /// An unconditional delete, as a broker removes a stopped broker run's record; a watch does
+  /// not report it, as the real store's leaves deletions out.
+  func remove(key: String) {
+    transactions += 1
+    revision += 1
+    records[key] = nil
+  }
+
   /// What a watch that has delivered everything before `next` gets now, and where it resumes:
   /// the puts since (`history`), or, when they were compacted away, every key as it is.
   func changes(from next: Int64) -> (

@@ -71,7 +71,7 @@ final class Simulation {
     case etcdReceives(broker: Int, run: Int, EtcdCommit)
     case committed(broker: Int, run: Int, id: UInt64, Result<BrokerClusterCommit, any Error>)
     case applyLate(EtcdCommit)
-    case etcdPuts(broker: Int, run: Int, key: String, Data)
+    case etcdPuts(broker: Int, run: Int, key: String, Data?)
     case watch(broker: Int, run: Int)
     case brokerTick(broker: Int, run: Int)
     /// A broker's store asks etcd whether its quorum answers, as every half second.
@@ -349,7 +349,7 @@ final class Simulation {
           at: electionUntil + delay(), .etcdPuts(broker: number, run: run, key: key, record))
       }
       guard now >= cutFromEtcd[number], let etcd else { return }
-      etcd.put(key: key, record: record)
+      if let record { etcd.put(key: key, record: record) } else { etcd.remove(key: key) }
       for (number, broker) in brokers.enumerated() {
         guard let broker else { continue }
         schedule(after: delay(), .watch(broker: number, run: broker.run))

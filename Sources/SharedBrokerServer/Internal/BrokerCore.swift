@@ -153,6 +153,8 @@ final class BrokerCore {
         self.report(report)
       case .recordHeard(let record):
         if case .cluster(let driver) = backend { driver.recordHeard(record) }
+      case .removeHeard(let run):
+        if case .cluster(let driver) = backend { driver.removeHeard(of: run) }
       }
     }
   }

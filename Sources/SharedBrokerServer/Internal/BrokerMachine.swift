@@ -26,6 +26,9 @@ struct BrokerMachine {
     /// A cluster's broker records in the store whom it heard from and when, so that every
     /// broker keeps a live client's records.
     case recordHeard(HeardRecord)
+    /// A cluster's broker deletes another broker run's record of whom it heard: the run stopped
+    /// recording long ago.
+    case removeHeard(run: String)
   }
 
   /// A batch to store: for the log, the records to append; for a cluster, the key's record to
@@ -246,8 +249,15 @@ struct BrokerMachine {
     forgetSilentClients(at: now, into: &actions)
     if backend == .cluster, now >= nextHeardRecord {
       nextHeardRecord = now + heardRecordInterval
+      // Retired records go from the store too, so that broker runs long gone leave nothing
+      // behind; only while the store answers, or they would stay there.
       let retired = wallClock - heardRecordRetirement.milliseconds
-      recordedThrough = recordedThrough.filter { $0.value >= retired }
+      if available {
+        for (run, reach) in recordedThrough.sorted(by: { $0.key < $1.key }) where reach < retired {
+          recordedThrough[run] = nil
+          actions.append(.removeHeard(run: run))
+        }
+      }
       let cutoff = forgettingCutoff
       heardElsewhere = heardElsewhere.filter { $0.value >= cutoff }
       // Recorded even when empty: the record says how far this broker's hearings are known.

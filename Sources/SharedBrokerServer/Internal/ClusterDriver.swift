@@ -41,6 +41,12 @@ final class ClusterDriver {
     return (records, heard)
   }
 
+  /// Deletes the record of whom the broker run `run` heard from: it stopped recording.
+  func removeHeard(of run: String) {
+    guard isAvailable else { return }
+    cluster.remove(key: Self.heardPrefix + run)
+  }
+
   /// Records in the store whom this broker heard from and when, for the other brokers.
   func recordHeard(_ record: HeardRecord) {
     guard isAvailable, let data = try? QuickJSONEncoder().encode(record) else { return }
