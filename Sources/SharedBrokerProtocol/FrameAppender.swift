@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// Appends a message's fields to its frames, one frame per field.
 struct FrameAppender {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Synchronization
 
 /// A pair of loopback endpoints that a broker can bind again after it stops.
