@@ -51,10 +51,14 @@ import Testing
       carryOut()
     }
 
-    func write(_ client: String, _ write: UInt64, base: UInt64, _ value: String, after: UInt64? = nil)
-      -> BrokerMessage?
-    {
-      send(.write(client: client, write: write, key: "k", base: base, value: Data(value.utf8), after: after)).reply
+    func write(
+      _ client: String, _ write: UInt64, base: UInt64, _ value: String, after: UInt64? = nil,
+      from peer: String = "p"
+    ) -> BrokerMessage? {
+      send(
+        .write(client: client, write: write, key: "k", base: base, value: Data(value.utf8), after: after),
+        from: peer
+      ).reply
     }
 
     private func carryOut() -> Sent {
@@ -253,22 +257,16 @@ import Testing
   @Test func aClientHeardByAnotherBrokerKeepsItsRecords() throws {
     let cluster = FakeCluster()
     let broker = try Broker(cluster, clientTimeout: .seconds(60))
-    func write(_ client: String, _ write: UInt64, base: UInt64) -> BrokerMessage? {
-      broker.send(
-        .write(client: client, write: write, key: "k", base: base, value: Data("\(base + 1)".utf8),
-          after: nil), from: client
-      ).reply
-    }
     _ = broker.send(.hello(client: "c"), from: "c")
     _ = broker.send(.hello(client: "d"), from: "d")
-    #expect(write("c", 1, base: 0) == .ack(key: "k", write: 1, version: 1))
+    #expect(broker.write("c", 1, base: 0, "1", from: "c") == .ack(key: "k", write: 1, version: 1))
     for _ in 0..<10 {
       _ = broker.wait(.seconds(15))
       // Another broker's record of whom it heard, as its watch brings it.
       cluster.heard(["c": broker.now.milliseconds], asOf: broker.now.milliseconds, by: "other-broker")
       _ = broker.send(.ping(versions: []), from: "d")
     }
-    #expect(write("d", 1, base: 1) == .ack(key: "k", write: 1, version: 2))
+    #expect(broker.write("d", 1, base: 1, "2", from: "d") == .ack(key: "k", write: 1, version: 2))
     #expect(cluster.stored("k")?.entry.lastWrites["c"] == 1)
 
     // The other broker goes on recording, without "c".
@@ -277,7 +275,7 @@ import Testing
       cluster.heard([:], asOf: broker.now.milliseconds, by: "other-broker")
       _ = broker.send(.ping(versions: []), from: "d")
     }
-    #expect(write("d", 2, base: 2) == .ack(key: "k", write: 2, version: 3))
+    #expect(broker.write("d", 2, base: 2, "3", from: "d") == .ack(key: "k", write: 2, version: 3))
     #expect(cluster.stored("k")?.entry.lastWrites["c"] == nil)
     #expect(cluster.stored("k")?.entry.lastWrites["d"] == 2)
   }
@@ -288,28 +286,22 @@ import Testing
   @Test func aBrokerThatStopsRecordingHoldsTheForgettingBack() throws {
     let cluster = FakeCluster()
     let broker = try Broker(cluster, clientTimeout: .seconds(60))
-    func write(_ client: String, _ write: UInt64, base: UInt64) -> BrokerMessage? {
-      broker.send(
-        .write(client: client, write: write, key: "k", base: base, value: Data("\(base + 1)".utf8),
-          after: nil), from: client
-      ).reply
-    }
     _ = broker.send(.hello(client: "c"), from: "c")
     _ = broker.send(.hello(client: "d"), from: "d")
-    #expect(write("c", 1, base: 0) == .ack(key: "k", write: 1, version: 1))
+    #expect(broker.write("c", 1, base: 0, "1", from: "c") == .ack(key: "k", write: 1, version: 1))
     cluster.heard(["c": broker.now.milliseconds], asOf: broker.now.milliseconds, by: "cut-broker")
     for _ in 0..<6 {
       _ = broker.wait(.seconds(15))
       _ = broker.send(.ping(versions: []), from: "d")
     }
-    #expect(write("d", 1, base: 1) == .ack(key: "k", write: 1, version: 2))
+    #expect(broker.write("d", 1, base: 1, "2", from: "d") == .ack(key: "k", write: 1, version: 2))
     #expect(cluster.stored("k")?.entry.lastWrites["c"] == 1)
 
     for _ in 0..<3 {
       _ = broker.wait(.seconds(15))
       _ = broker.send(.ping(versions: []), from: "d")
     }
-    #expect(write("d", 2, base: 2) == .ack(key: "k", write: 2, version: 3))
+    #expect(broker.write("d", 2, base: 2, "3", from: "d") == .ack(key: "k", write: 2, version: 3))
     #expect(cluster.stored("k")?.entry.lastWrites["c"] == nil)
   }
 
