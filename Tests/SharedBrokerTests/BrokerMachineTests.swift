@@ -225,7 +225,7 @@ import Testing
   /// Writes that arrive while their key's commit is in flight wait, and are decided and stored
   /// together; each connection's answers keep the order of its requests.
   @Test func writesWaitingOnACommitGoOutAsOneBatch() {
-    var broker = Harness()
+    var broker = Harness(backend: .cluster)
     broker.hello("a", from: "pa")
     broker.hello("b", from: "pb")
     #expect(
@@ -237,16 +237,32 @@ import Testing
     // A heartbeat is never held behind the store.
     #expect(broker.send(.ping(), from: "pa") == [.reply("pa", .pong(instance: "i1"))])
     #expect(
-      broker.answer(.stored(revision: 0)) == [
+      broker.answer(.stored(revision: 7)) == [
         .publish(Self.update(1, "a", 1, "1")), .reply("pa", .ack(key: "k", write: 1, version: 1)),
-        .commit(key: "k", revision: 0, values: ["2", "3"]),
+        .commit(key: "k", revision: 7, values: ["3"]),
       ])
     #expect(
-      broker.answer(.stored(revision: 0)) == [
+      broker.answer(.stored(revision: 8)) == [
         .publish(Self.update(2, "b", 1, "2")), .reply("pb", .ack(key: "k", write: 1, version: 2)),
         .publish(Self.update(3, "a", 2, "3")), .reply("pa", .ack(key: "k", write: 2, version: 3)),
       ])
     #expect(broker.commits.isEmpty)
+  }
+
+  /// The log's commits are answered before the next request is read: its answers need no
+  /// place in a connection's order and go out as soon as they are decided.
+  @Test func theLogAnswersEachWriteWithItsCommit() {
+    var broker = Harness()
+    broker.hello("a", from: "pa")
+    #expect(
+      broker.send(Self.write("a", 1, base: 0, "1"), from: "pa") == [
+        .commit(key: "k", revision: 0, values: ["1"])
+      ])
+    #expect(
+      broker.answer(.stored(revision: 0)) == [
+        .publish(Self.update(1, "a", 1, "1")), .reply("pa", .ack(key: "k", write: 1, version: 1)),
+      ])
+    #expect(broker.machine.replies.waiting == 0)
   }
 
   @Test func aStaleWriteIsRejectedWithWhatItMissed() {

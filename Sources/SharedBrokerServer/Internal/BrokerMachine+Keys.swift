@@ -39,6 +39,8 @@ extension BrokerMachine {
     let client: String
     let now: Duration
     let kind: Kind
+    /// Its place in its connection's order of answers; `nil` for the log, whose commits are
+    /// answered before the next request is read, so its answers go out in order at once.
     var ticket: ConnectionReplies.Ticket?
   }
 
@@ -101,7 +103,7 @@ extension BrokerMachine {
 
   mutating func enqueue(_ request: KeyRequest, on key: String, into actions: inout [Action]) {
     var request = request
-    request.ticket = replies.reserve(request.peer)
+    if backend == .cluster { request.ticket = replies.reserve(request.peer) }
     let slot = slot(key)
     let idle = Self.inPlace(&states[slot]) { state in
       state.queued.append(request)
@@ -247,7 +249,7 @@ extension BrokerMachine {
         statistics.storageErrors += 1
         answer = nil
       }
-      if let ticket = request.ticket { replies.answer(ticket, with: answer, into: &actions) }
+      self.answer(request, with: answer, into: &actions)
     }
     states[slot].flight = nil
     afterFlight(slot, into: &actions)
@@ -272,10 +274,19 @@ extension BrokerMachine {
       case .publish(let message): actions.append(.publish(message))
       case .report(let report): actions.append(.report(report))
       case .answer(let index, let message):
-        if let ticket = batch.requests[index].ticket {
-          replies.answer(ticket, with: message, into: &actions)
-        }
+        answer(batch.requests[index], with: message, into: &actions)
       }
+    }
+  }
+
+  /// Answers a request in its connection's order (`nil`: the request gets no answer).
+  private mutating func answer(
+    _ request: KeyRequest, with message: BrokerMessage?, into actions: inout [Action]
+  ) {
+    if let ticket = request.ticket {
+      replies.answer(ticket, with: message, into: &actions)
+    } else if let message {
+      actions.append(.reply(peer: request.peer, message))
     }
   }
 

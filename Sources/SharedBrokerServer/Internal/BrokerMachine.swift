@@ -278,6 +278,9 @@ struct BrokerMachine {
   mutating func receive(_ frames: ArraySlice<Data>, from peer: Data, at now: Duration)
     -> [Action]
   {
+    // The log's requests are answered without tickets: its driver must answer every commit
+    // before it hands the machine the next request.
+    assert(backend == .cluster || flights.isEmpty, "a log commit is still unanswered")
     var actions: [Action] = []
     // A write's publication and answer: growing the list from empty would allocate twice.
     actions.reserveCapacity(2)
