@@ -11,7 +11,8 @@ import UnixSignals
 /// What makes the counter and the profile programs different; ``run(_:once:)`` does the rest:
 /// the broker connection, scripts, the interactive terminal UI and line-by-line output.
 @MainActor
-public struct Program<R: Reducer> where R.State: Equatable, R.Action: Sendable {
+public struct Program<R: Reducer & SendableMetatype>
+where R.State: Equatable, R.Action: Sendable {
   /// The program's name, shown in the UI.
   public var name: String
   /// The root state for a key.
