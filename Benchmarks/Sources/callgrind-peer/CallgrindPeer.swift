@@ -8,7 +8,8 @@ import Synchronization
 /// A broker, a reader and a writer with a synchronous `main`, so that valgrind can run the
 /// broker or the reader (it cannot run a program with an `async` main):
 /// `callgrind-peer broker|write|read ENDPOINT COUNT`. The broker serves until COUNT writes were
-/// applied; the reader waits until it shows COUNT. See PROFILING.md.
+/// applied (or none came for two seconds) and says how many; the reader waits until it shows
+/// COUNT. See PROFILING.md.
 @main
 enum CallgrindPeer {
   struct Stats: Codable, Equatable, Sendable {
@@ -67,7 +68,17 @@ enum CallgrindPeer {
       exit(1)
     }
     FileHandle.standardError.write(Data("ready\n".utf8))
-    while server.statistics.writesApplied < writes { usleep(10_000) }
+    // A writer on a busy machine may fold two taps into one write, and then COUNT writes never
+    // come: the broker also stops once writes stopped coming for two seconds.
+    var applied = 0
+    var quiet = 0
+    while applied < writes, applied == 0 || quiet < 200 {
+      usleep(10_000)
+      let now = server.statistics.writesApplied
+      quiet = now == applied ? quiet + 1 : 0
+      applied = now
+    }
     server.stop()
+    FileHandle.standardError.write(Data("writes applied: \(applied)\n".utf8))
   }
 }
