@@ -81,14 +81,18 @@ profile: deps
 
 # The full fault runs: 20 broker SIGKILLs under 4 counters x 5000 increments, 20 more of the
 # brokers of an etcd cluster and 20 of its members, a million fuzz inputs, a disk that fills up,
-# and a million seeds of the deterministic simulation (about an hour on 2 cores). `make test`
-# runs the same tests at a small size.
+# and a million seeds of the deterministic simulation. `make test` runs the same tests at a
+# small size. They run optimized, as the programs ship (the simulation's seeds about 13 times
+# faster than in a debug build), from a build directory of their own with testing enabled.
 SIM_SEEDS ?= 1000000
 chaos: deps
-	$(SWIFT) build $(LOCKED) --build-tests
+	$(SWIFT) build $(LOCKED) -c release -Xswiftc -enable-testing --scratch-path .build-reltests \
+	  --build-tests
+	mkdir -p .build
 	set -o pipefail; CHAOS_RESTARTS=20 CHAOS_COUNTERS=4 CHAOS_INCREMENTS=5000 CHAOS_STOP_SECONDS=10 \
 	  CHAOS_FUZZ_INPUTS=1000000 SIM_SEEDS=$(SIM_SEEDS) CLUSTER_INCREMENTS=2000 \
-	  $(SWIFT) test --skip-build --filter 'ChaosTests|FuzzTests|StorageFailureTests|SimulationTests|ClusterTests' 2>&1 \
+	  $(SWIFT) test -c release --skip-build --scratch-path .build-reltests \
+	  --filter 'ChaosTests|FuzzTests|StorageFailureTests|SimulationTests|ClusterTests' 2>&1 \
 	  | tee .build/chaos.log | grep -E '^(chaos|fuzz|simulation):|Test run|✘'
 	set -o pipefail; Scripts/fuzz.sh frames 1000000 | tee -a .build/chaos.log
 	set -o pipefail; Scripts/fuzz.sh json 1000000 | tee -a .build/chaos.log
