@@ -52,6 +52,7 @@ let package = Package(
     .executable(name: "counter", targets: ["counter"]),
     .executable(name: "profile", targets: ["profile"]),
     .executable(name: "shared-state-demo", targets: ["shared-state-demo"]),
+    .executable(name: "web", targets: ["web"]),
   ],
   dependencies: [
     .package(url: "https://github.com/pointfreeco/swift-case-paths", from: "1.10.0"),
@@ -80,6 +81,9 @@ let package = Package(
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     // swift-case-paths and swift-dependencies already build it for their own macros.
     .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.0"..<"604.0.0"),
+    // The web front (`web`) alone: its page and the tabs' WebSockets.
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
   ] + macroTesting,
   targets: [
     .target(
@@ -248,6 +252,21 @@ let package = Package(
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         .product(name: "UnixSignals", package: "swift-service-lifecycle"),
       ],
+      swiftSettings: settings
+    ),
+    .executableTarget(
+      name: "web",
+      dependencies: [
+        "CurveCommandLine",
+        "SharedBroker",
+        "SharedBrokerProtocol",
+        "ZeroMQ",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      resources: [.embedInCode("Page")],
       swiftSettings: settings
     ),
     .executableTarget(

@@ -195,7 +195,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   }
 
   private func connectSubscriber(to announced: String) -> Bool {
-    let endpoint = Self.publisherEndpoint(announced: announced, router: self.endpoint)
+    let endpoint = BrokerMessage.publisherEndpoint(announced: announced, router: self.endpoint)
     guard publisherEndpoint != endpoint else { return true }
     subscriberTouched = true
     if let old = publisherEndpoint { try? subscriber.disconnect(old) }
@@ -209,16 +209,6 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
         metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
       return false
     }
-  }
-
-  /// The broker announces where its PUB socket is bound (`tcp://0.0.0.0:5556`); reach it on the
-  /// host this client used for the ROUTER.
-  static func publisherEndpoint(announced: String, router: String) -> String {
-    guard announced.hasPrefix("tcp://"), router.hasPrefix("tcp://"),
-      let port = announced.split(separator: ":").last,
-      let colon = router.lastIndex(of: ":")
-    else { return announced }
-    return "\(router[..<colon]):\(port)"
   }
 
   // MARK: - Fail-over

@@ -1,0 +1,365 @@
+// SharedMirror in a browser tab: the client side of PROTOCOL.md over the web front's WebSocket
+// framing ({"request": [...]} out, {"reply": [...]} and {"published": [...]} in). A tab is a
+// client of its own: its own client id and write ids, mutations kept until the broker confirms
+// them, rebased onto what others wrote and sent again after a REJECT, and exactly once across a
+// lost connection or a broker restart (a snapshot's lastWrite says whether a write in flight was
+// applied).
+
+const PROTOCOL_VERSION = "3";
+
+/// JSON as the Swift programs write it (sorted keys), so that equal values are equal bytes.
+function encode(value) {
+  if (Array.isArray(value)) return `[${value.map(encode).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const fields = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${encode(value[k])}`);
+    return `{${fields.join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+function clone(value) {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
+/// One mirrored key: `value` is the broker's confirmed value with this tab's pending mutations
+/// applied; `pending` counts the mutations the broker has not confirmed yet.
+class SharedKey {
+  constructor(mirror, name, initial) {
+    this.mirror = mirror;
+    this.name = name;
+    this.initial = clone(initial);
+    this.confirmed = { version: 0, value: clone(initial) };
+    this.mutations = []; // {sequence, mutate}
+    this.inFlight = null; // {write, base, through, value}
+    this.phase = "idle"; // idle, syncing, getting, ready
+    this.buffered = []; // updates that came before the snapshot
+    this.listeners = new Set();
+    this.retry = null;
+  }
+
+  get value() {
+    const value = clone(this.confirmed.value);
+    let result = value;
+    for (const { mutate } of this.mutations) result = mutate(result) ?? result;
+    return result;
+  }
+
+  get pending() {
+    return this.mutations.length;
+  }
+
+  get version() {
+    return this.confirmed.version;
+  }
+
+  /// Mutates the value: `mutate` gets a copy and changes it in place (or returns a new value). It
+  /// runs again on every newer value the broker confirms until its write is confirmed.
+  withLock(mutate) {
+    this.mutations.push({ sequence: this.mirror.nextSequence++, mutate });
+    this.changed();
+    this.flush();
+  }
+
+  /// Calls `listener(value, key)` now and after every change; returns a function that stops it.
+  subscribe(listener) {
+    this.listeners.add(listener);
+    listener(this.value, this);
+    return () => this.listeners.delete(listener);
+  }
+
+  changed() {
+    const value = this.value;
+    for (const listener of this.listeners) listener(value, this);
+    this.mirror.changed();
+  }
+
+  // The connection's steps.
+
+  startSync() {
+    clearTimeout(this.retry);
+    this.phase = "syncing";
+    this.buffered = [];
+    this.mirror.send(["SYNC", this.mirror.clientID, this.name]);
+    // A SYNC that overtook the subscription is never answered: ask again.
+    this.retry = setTimeout(() => this.phase === "syncing" && this.startSync(), 500);
+  }
+
+  get() {
+    clearTimeout(this.retry);
+    this.phase = "getting";
+    this.mirror.send(["GET", this.mirror.clientID, this.name]);
+  }
+
+  lost() {
+    clearTimeout(this.retry);
+    this.phase = "idle";
+  }
+
+  flush() {
+    if (!this.mirror.connected || this.phase !== "ready" || this.inFlight || !this.mutations.length) {
+      return;
+    }
+    const value = this.value;
+    const write = this.mirror.nextWrite++;
+    this.inFlight = {
+      write,
+      base: this.confirmed.version,
+      through: this.mutations[this.mutations.length - 1].sequence,
+      value,
+    };
+    this.mirror.send(["WRITE", this.mirror.clientID, String(write), this.name, String(this.confirmed.version), encode(value)]);
+  }
+
+  /// The mutations the write in flight carried are confirmed.
+  confirmInFlight() {
+    const { through } = this.inFlight;
+    this.mutations = this.mutations.filter((m) => m.sequence > through);
+    this.inFlight = null;
+  }
+
+  snapshot(version, lastWrite, valueText) {
+    clearTimeout(this.retry);
+    const value = version === 0 ? clone(this.initial) : JSON.parse(valueText);
+    this.confirmed = { version, value };
+    if (this.inFlight) {
+      if (lastWrite >= this.inFlight.write) this.confirmInFlight();
+      else this.inFlight = null; // never applied: its mutations go again, under a new write id
+    }
+    this.phase = "ready";
+    const buffered = this.buffered;
+    this.buffered = [];
+    for (const update of buffered) this.update(...update);
+    this.changed();
+    this.flush();
+  }
+
+  update(version, client, write, valueText) {
+    if (this.phase !== "ready") {
+      if (this.phase === "getting" || this.phase === "syncing") this.buffered.push([version, client, write, valueText]);
+      return;
+    }
+    if (version <= this.confirmed.version) return;
+    if (version > this.confirmed.version + 1) {
+      this.get(); // missed one: the snapshot catches up
+      return;
+    }
+    this.confirmed = { version, value: JSON.parse(valueText) };
+    if (this.inFlight && client === this.mirror.clientID && write === this.inFlight.write) this.confirmInFlight();
+    this.changed();
+    this.flush();
+  }
+
+  ack(write, version) {
+    if (!this.inFlight || write !== this.inFlight.write) return;
+    if (version > this.confirmed.version) this.confirmed = { version, value: this.inFlight.value };
+    this.confirmInFlight();
+    this.changed();
+    this.flush();
+  }
+
+  reject(write, version, lastWrite, valueText) {
+    if (!this.inFlight || write !== this.inFlight.write) return;
+    if (version >= this.confirmed.version) this.confirmed = { version, value: JSON.parse(valueText) };
+    if (lastWrite >= write) this.confirmInFlight();
+    else this.inFlight = null;
+    this.changed();
+    this.flush();
+  }
+
+  refused(code, write) {
+    if (write && this.inFlight && write === this.inFlight.write) {
+      if (code === "too-large") {
+        // It can never be stored: its mutations are dropped, and the tab hears why.
+        this.confirmInFlight();
+        this.changed();
+        return;
+      }
+      this.inFlight = null; // not applied (storage, seeding): sent again shortly
+    }
+    clearTimeout(this.retry);
+    this.retry = setTimeout(() => {
+      if (this.phase === "getting") this.get();
+      else this.flush();
+    }, 200);
+  }
+}
+
+/// A tab's connection to the broker through the web front.
+export class SharedMirror {
+  constructor(url = SharedMirror.defaultURL(), { heartbeat = 500, missedHeartbeats = 3 } = {}) {
+    this.url = url;
+    this.heartbeat = heartbeat;
+    this.missedHeartbeats = missedHeartbeats;
+    this.clientID = `web-${crypto.randomUUID()}`;
+    this.nextWrite = 1;
+    this.nextSequence = 1;
+    this.keys = new Map();
+    this.connected = false;
+    this.instance = null;
+    this.lastHeard = 0;
+    this.state = "connecting";
+    this.listeners = new Set();
+    this.problem = null;
+    this.open();
+    this.timer = setInterval(() => this.tick(), heartbeat);
+  }
+
+  static defaultURL() {
+    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+    return `${scheme}//${location.host}/ws`;
+  }
+
+  /// The mirrored key `name`, starting at `initial` until the broker's value arrives.
+  key(name, initial) {
+    let key = this.keys.get(name);
+    if (!key) {
+      key = new SharedKey(this, name, initial);
+      this.keys.set(name, key);
+      if (this.connected) key.startSync();
+    }
+    return key;
+  }
+
+  /// Calls `listener(mirror)` whenever the connection or any key changes.
+  subscribe(listener) {
+    this.listeners.add(listener);
+    listener(this);
+    return () => this.listeners.delete(listener);
+  }
+
+  get pending() {
+    let count = 0;
+    for (const key of this.keys.values()) count += key.pending;
+    return count;
+  }
+
+  changed() {
+    for (const listener of this.listeners) listener(this);
+  }
+
+  setState(state) {
+    if (this.state === state) return;
+    this.state = state;
+    this.changed();
+  }
+
+  open() {
+    this.socket = new WebSocket(this.url);
+    this.socket.onopen = () => this.hello();
+    this.socket.onmessage = (event) => this.receive(event.data);
+    this.socket.onclose = () => {
+      this.lose("disconnected");
+      setTimeout(() => this.open(), 500);
+    };
+  }
+
+  send(frames) {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify({ request: frames }));
+  }
+
+  hello() {
+    this.lastHeard = performance.now();
+    this.helloSent = performance.now();
+    this.send(["HELLO", PROTOCOL_VERSION, this.clientID]);
+  }
+
+  lose(state) {
+    this.connected = false;
+    for (const key of this.keys.values()) key.lost();
+    this.setState(state);
+  }
+
+  tick() {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    const now = performance.now();
+    if (this.connected) {
+      if (now - this.lastHeard > this.heartbeat * this.missedHeartbeats) {
+        this.lose("disconnected");
+        this.hello();
+        return;
+      }
+      const held = [];
+      for (const key of this.keys.values()) if (key.phase === "ready") held.push(key.name, String(key.version));
+      this.send(["PING", ...held]);
+    } else if (now - this.helloSent >= this.heartbeat) {
+      this.hello();
+    }
+  }
+
+  receive(text) {
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return;
+    }
+    this.lastHeard = performance.now();
+    if (Array.isArray(message.reply)) this.reply(message.reply);
+    else if (Array.isArray(message.published)) this.published(message.published);
+  }
+
+  reply([command, ...fields]) {
+    const key = (name) => this.keys.get(name);
+    switch (command) {
+      case "WELCOME": {
+        const [, instance] = fields;
+        this.instance = instance;
+        this.connected = true;
+        this.problem = null;
+        this.setState("connected");
+        for (const k of this.keys.values()) k.startSync();
+        break;
+      }
+      case "PONG": {
+        const [instance, ...behind] = fields;
+        if (this.instance && instance !== this.instance) {
+          // The broker restarted: say HELLO to the new instance and sync again.
+          this.lose("syncing");
+          this.hello();
+          break;
+        }
+        for (let i = 0; i + 1 < behind.length; i += 2) {
+          const k = key(behind[i]);
+          if (k && k.phase === "ready") k.get();
+        }
+        break;
+      }
+      case "SNAPSHOT": {
+        const [name, version, lastWrite, value] = fields;
+        key(name)?.snapshot(Number(version), Number(lastWrite), value);
+        break;
+      }
+      case "ACK": {
+        const [name, write, version] = fields;
+        key(name)?.ack(Number(write), Number(version));
+        break;
+      }
+      case "REJECT": {
+        const [name, write, version, lastWrite, value] = fields;
+        key(name)?.reject(Number(write), Number(version), Number(lastWrite), value);
+        break;
+      }
+      case "ERROR": {
+        const [code, text, name, write] = fields;
+        this.problem = `${code}: ${text}`;
+        if (code === "hello" || code === "unavailable") {
+          this.lose("disconnected");
+        } else if (name) {
+          key(name)?.refused(code, Number(write ?? 0));
+        }
+        this.changed();
+        break;
+      }
+    }
+  }
+
+  published([name, kind, ...fields]) {
+    const k = this.keys.get(name);
+    if (!k) return;
+    if (kind === "SYNCED" && fields[0] === this.clientID && k.phase === "syncing") k.get();
+    else if (kind === "UPDATE") {
+      const [version, client, write, value] = fields;
+      k.update(Number(version), client, Number(write), value);
+    }
+  }
+}

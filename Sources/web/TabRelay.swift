@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import SharedBroker
+import SharedBrokerProtocol
+import Synchronization
+import ZeroMQ
+
+/// One tab's way to the broker: a DEALER and a SUB of its own, driven by a thread of its own, so
+/// that the broker sees the tab as the client it is (its own `HELLO`, its own connection) and
+/// the front adds no state of its own to the protocol. Requests the tab sends reach the DEALER
+/// in order; replies and published messages come out of ``outbound`` in the order the sockets
+/// gave them.
+final class TabRelay: Sendable {
+  /// What the relay hands the tab.
+  enum Outbound: Sendable, Equatable {
+    /// A reply from the broker's ROUTER.
+    case reply([Data])
+    /// A message from the broker's PUB socket (topic first).
+    case published([Data])
+  }
+
+  /// What the broker sent the tab, in order.
+  let outbound: AsyncStream<Outbound>
+  private let continuation: AsyncStream<Outbound>.Continuation
+  /// The tab's requests, waiting for the thread.
+  private let requests = Mutex<[BrokerMessage]>([])
+  private let wake: WakeUpSignal
+  private let stopping = Atomic<Bool>(false)
+  private let stopped = DispatchSemaphore(value: 0)
+
+  /// Connects to the broker at `broker` (CURVE with `credentials`) and starts the thread.
+  init(
+    context: Context, broker: String, credentials: BrokerClient.CurveCredentials?,
+    logger: Logger
+  ) throws {
+    (outbound, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    wake = try WakeUpSignal()
+    let dealer = try Self.socket(context, .dealer, credentials)
+    let subscriber = try Self.socket(context, .sub, credentials)
+    try dealer.connect(broker)
+    let sockets = UncheckedSockets(dealer: dealer, subscriber: subscriber)
+    let thread = Thread { [self] in
+      run(sockets, broker: broker, logger: logger)
+      stopped.signal()
+    }
+    thread.name = "web-tab"
+    thread.start()
+  }
+
+  /// Hands the thread a request for the broker.
+  func send(_ request: BrokerMessage) {
+    requests.withLock { $0.append(request) }
+    wake.signal()
+  }
+
+  /// Stops the thread and closes the sockets; ``outbound`` finishes.
+  func close() {
+    guard !stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
+    wake.signal()
+    stopped.wait()
+  }
+
+  /// The sockets, created on the caller's thread and used only by the relay's thread after.
+  private struct UncheckedSockets: @unchecked Sendable {
+    let dealer: Socket
+    let subscriber: Socket
+  }
+
+  private static func socket(
+    _ context: Context, _ type: SocketType, _ credentials: BrokerClient.CurveCredentials?
+  ) throws -> Socket {
+    let socket = try Socket(context: context, type: type)
+    try socket.set(.linger, 0)
+    if let credentials {
+      try socket.setCurveClient(
+        serverPublicKey: credentials.serverPublicKey, publicKey: credentials.publicKey,
+        secretKey: credentials.secretKey)
+    }
+    return socket
+  }
+
+  private func run(_ sockets: UncheckedSockets, broker: String, logger: Logger) {
+    let (dealer, subscriber) = (sockets.dealer, sockets.subscriber)
+    defer {
+      dealer.close()
+      subscriber.close()
+      continuation.finish()
+    }
+    var poller = Poller()
+    var subscribed: Set<String> = []
+    var publisher: String?
+    do {
+      let dealerIndex = try poller.add(dealer)
+      let subscriberIndex = try poller.add(subscriber)
+      let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+      while !stopping.load(ordering: .sequentiallyConsistent) {
+        let ready = try poller.poll(timeout: .seconds(1))
+        if ready.contains(wakeIndex) {
+          wake.clear()
+          for request in requests.withLock({ $0.take() }) {
+            // A key's updates must flow before the broker answers its SYNC.
+            if let key = Self.key(of: request), subscribed.insert(key).inserted {
+              try subscriber.set(.subscribe, Array(key.utf8))
+            }
+            _ = try dealer.send(request.frames, dontWait: true)
+          }
+        }
+        if ready.contains(dealerIndex) {
+          while let frames = try dealer.receive(dontWait: true) {
+            if case .welcome(_, let announced, _, _)? = try? BrokerMessage(frames: frames) {
+              let endpoint = BrokerMessage.publisherEndpoint(announced: announced, router: broker)
+              if endpoint != publisher {
+                if let publisher { try? subscriber.disconnect(publisher) }
+                try subscriber.connect(endpoint)
+                publisher = endpoint
+              }
+            }
+            continuation.yield(.reply(frames))
+          }
+        }
+        if ready.contains(subscriberIndex) {
+          while let frames = try subscriber.receive(dontWait: true) {
+            continuation.yield(.published(frames))
+          }
+        }
+      }
+    } catch {
+      logger.error("A tab's broker sockets failed", metadata: ["error": "\(error)"])
+    }
+  }
+
+  /// The key a request names, for the requests that name one.
+  private static func key(of request: BrokerMessage) -> String? {
+    switch request {
+    case .sync(_, let key), .get(_, let key), .write(_, _, let key, _, _, _),
+      .seed(_, let key, _, _, _, _):
+      key
+    default: nil
+    }
+  }
+}
+
+extension Array {
+  /// Empties the array and returns what it held.
+  fileprivate mutating func take() -> Self {
+    var taken: Self = []
+    swap(&taken, &self)
+    return taken
+  }
+}

@@ -1,0 +1,114 @@
+import ArgumentParser
+import CurveCommandLine
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import SharedBroker
+import ZeroMQ
+
+/// `web`: serves the page and a WebSocket per tab; each tab is a client of the broker of its
+/// own (see ``TabRelay`` and ``WebFraming``).
+@main
+struct Web: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "web",
+    abstract: "Serves the SharedMirror page: browser tabs share the count with the terminal programs."
+  )
+
+  @Option(help: "The broker's endpoint (env SHARED_BROKER_URL).")
+  var broker = ProcessInfo.processInfo.environment["SHARED_BROKER_URL"] ?? "tcp://127.0.0.1:5555"
+
+  @Option(help: "Where to serve the page, HOST:PORT.")
+  var listen = "127.0.0.1:8080"
+
+  @Option(
+    name: .customLong("allow-origin"),
+    help: "A page origin (scheme://host:port) whose tabs may connect, besides the front's own; repeatable.")
+  var allowedOrigins: [String] = []
+
+  @OptionGroup var curve: CurveClientOptions
+
+  func validate() throws {
+    guard broker.hasPrefix("tcp://") || broker.hasPrefix("ipc://") else {
+      throw ValidationError("--broker (or SHARED_BROKER_URL) must be an endpoint such as tcp://127.0.0.1:5555, not \"\(broker)\".")
+    }
+    guard Self.address(listen) != nil else {
+      throw ValidationError("--listen must be HOST:PORT, such as 127.0.0.1:8080, not \"\(listen)\".")
+    }
+  }
+
+  static func main() async {
+    await main(CurveClientOptions.commandLine(Array(CommandLine.arguments.dropFirst())))
+  }
+
+  func run() async throws {
+    let logger = Logger(label: "web")
+    let credentials = try curve.credentials()
+    let context = try Context()
+    let (host, port) = Self.address(listen)!
+    let origins = OriginCheck(allowed: Set(allowedOrigins))
+    let socketRouter = Router(context: BasicWebSocketRequestContext.self)
+    socketRouter.ws("/ws") { request, _ in
+      origins.allows(request.headers[.origin], host: request.head.authority) ? .upgrade([:]) : .dontUpgrade
+    } onUpgrade: { inbound, outbound, _ in
+      let relay = try TabRelay(
+        context: context, broker: broker, credentials: credentials, logger: logger)
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+          for await message in relay.outbound {
+            try await outbound.write(.text(WebFraming.text(message)))
+          }
+        }
+        defer { relay.close() }
+        for try await message in inbound.messages(maxSize: WebFraming.maxMessageBytes) {
+          guard case .text(let text) = message else {
+            let refused = WebFraming.RefusedFrame(.badRequest, "send text messages, not binary ones")
+            try await outbound.write(.text(WebFraming.text(refused.reply)))
+            continue
+          }
+          switch WebFraming.request(text) {
+          case .success(let request): relay.send(request)
+          case .failure(let refused): try await outbound.write(.text(WebFraming.text(refused.reply)))
+          }
+        }
+      }
+    }
+    let router = Router()
+    router.get("/") { _, _ in Self.page(PackageResources.index_html, "text/html; charset=utf-8") }
+    router.get("/shared-mirror.js") { _, _ in
+      Self.page(PackageResources.shared_mirror_js, "text/javascript; charset=utf-8")
+    }
+    router.get("/app.js") { _, _ in Self.page(PackageResources.app_js, "text/javascript; charset=utf-8") }
+    router.get("/style.css") { _, _ in Self.page(PackageResources.style_css, "text/css; charset=utf-8") }
+    let app = Application(
+      router: router,
+      server: .http1WebSocketUpgrade(
+        webSocketRouter: socketRouter,
+        configuration: .init(ws: .init(maxFrameSize: WebFraming.maxMessageBytes))),
+      configuration: .init(address: .hostname(host, port: port), serverName: "sharedmirror-web"),
+      onServerRunning: { channel in
+        logger.info(
+          "Serving the page",
+          metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? listen)", "broker": "\(broker)"])
+      },
+      logger: logger
+    )
+    try await app.runService()
+    context.terminate()
+  }
+
+  private static func page(_ bytes: [UInt8], _ type: String) -> Response {
+    Response(
+      status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
+      body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+  }
+
+  /// `HOST:PORT` split, or `nil`.
+  static func address(_ text: String) -> (host: String, port: Int)? {
+    guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+      (0...65_535).contains(port), colon > text.startIndex
+    else { return nil }
+    return (String(text[..<colon]), port)
+  }
+}
