@@ -12,10 +12,12 @@ ENV SHARED_MIRROR_RUNTIME_BUILD=1
 RUN swift build --force-resolved-versions -c release --static-swift-stdlib --product broker \
     && swift build --force-resolved-versions -c release --static-swift-stdlib --product counter \
     && swift build --force-resolved-versions -c release --static-swift-stdlib --product profile \
+    && swift build --force-resolved-versions -c release --static-swift-stdlib --product web \
     && mkdir /out \
     && cp "$(swift build -c release --show-bin-path)"/broker \
           "$(swift build -c release --show-bin-path)"/counter \
-          "$(swift build -c release --show-bin-path)"/profile /out/
+          "$(swift build -c release --show-bin-path)"/profile \
+          "$(swift build -c release --show-bin-path)"/web /out/
 
 # Runtime stage: slim Debian with the ZeroMQ runtime library only.
 FROM debian:bookworm-slim
@@ -23,5 +25,5 @@ RUN apt-get update && apt-get install -y --no-install-recommends libzmq5 ca-cert
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/ /usr/local/bin/
 ENV SHARED_BROKER_URL=tcp://broker:5555
-EXPOSE 5555 5556
+EXPOSE 5555 5556 8080
 CMD ["broker", "--listen", "tcp://0.0.0.0:5555"]

@@ -19,6 +19,9 @@ deps:
 	command -v docker-compose >/dev/null || missing="$$missing docker-compose"; \
 	command -v debootstrap >/dev/null || missing="$$missing debootstrap"; \
 	command -v etcd >/dev/null || missing="$$missing etcd-server"; \
+	command -v chromedriver >/dev/null || missing="$$missing chromium chromium-driver"; \
+	/usr/bin/python3 -c "import selenium, websocket" 2>/dev/null \
+	  || missing="$$missing python3-selenium python3-websocket"; \
 	if [ -n "$$missing" ]; then \
 	  echo "Installing:$$missing"; \
 	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
@@ -29,11 +32,12 @@ build: deps
 
 # Then from outside: a package that depends on this one (Examples/Consumer), and the compose
 # image's programs in a root file system with only the runtime stage's packages.
-# The simulation runs on its own afterwards: its seeds keep both cores busy for half a minute,
-# which would slow the timing-sensitive tests down.
+# The browser tests and the simulation run on their own afterwards: headless Chromium and the
+# seeds keep both cores busy, which would slow the timing-sensitive tests down.
 test: deps
 	$(SWIFT) build $(LOCKED) --build-tests
-	$(SWIFT) test --skip-build --skip SimulationTests
+	$(SWIFT) test --skip-build --skip SimulationTests --skip BrowserTests
+	$(SWIFT) test --skip-build --filter BrowserTests
 	$(SWIFT) test --skip-build --filter SimulationTests
 	SWIFT=$(SWIFT) Scripts/consumer-check.sh
 	SWIFT=$(SWIFT) Scripts/image-check.sh

@@ -96,6 +96,21 @@ in_image counter --broker "$router" --script '+x3' || fail "counter failed in th
 read=$(in_image profile --broker "$router" --once --print json) || fail "profile failed in the image"
 [[ "$read" == '{"count":3,"maxCount":3,"minCount":0,"numberOfCounts":3}' ]] \
   || fail "profile read $read, not the 3 taps"
+# The web front of the image serves its page and its script.
+"${in_image[@]}" web --broker "$router" --listen 127.0.0.1:0 < /dev/null > "$work/web.log" 2>&1 &
+web=$!
+trap 'kill $broker $web 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+  grep -q "Serving the page" "$work/web.log" && break
+  kill -0 $web 2>/dev/null || break
+  sleep 0.1
+done
+page=$(grep -o 'url=[^ ]*' "$work/web.log" | head -1 | cut -d= -f2)
+[[ -n "$page" ]] || { cat "$work/web.log"; fail "web did not start in the image"; }
+fetch() { /usr/bin/python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$1"; }
+fetch "$page" | grep -q "<title>SharedMirror</title>" || fail "web served no page in the image"
+fetch "${page}shared-mirror.js" | grep -q "class SharedMirror" || fail "web served no client script"
+kill $web
 
 # A cluster in small: two brokers of the image share one etcd member (this machine's
 # etcd-server: etcd runs in an image of its own), and a counter given both moves to the second

@@ -5,6 +5,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import SharedBroker
+import SharedBrokerProtocol
 import ZeroMQ
 
 /// `web`: serves the page and a WebSocket per tab; each tab is a client of the broker of its
@@ -13,7 +14,8 @@ import ZeroMQ
 struct Web: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "web",
-    abstract: "Serves the SharedMirror page: browser tabs share the count with the terminal programs."
+    abstract: "Serves the SharedMirror page: browser tabs share the count with the terminal programs.",
+    version: SharedMirrorRelease.description
   )
 
   @Option(help: "The broker's endpoint (env SHARED_BROKER_URL).")
@@ -50,7 +52,14 @@ struct Web: AsyncParsableCommand {
     let origins = OriginCheck(allowed: Set(allowedOrigins))
     let socketRouter = Router(context: BasicWebSocketRequestContext.self)
     socketRouter.ws("/ws") { request, _ in
-      origins.allows(request.headers[.origin], host: request.head.authority) ? .upgrade([:]) : .dontUpgrade
+      let origin = request.headers[.origin]
+      guard origins.allows(origin, host: request.head.authority) else {
+        logger.warning(
+          "Refused a page of another origin (--allow-origin admits it)",
+          metadata: ["origin": "\(origin ?? "")"])
+        return .dontUpgrade
+      }
+      return .upgrade([:])
     } onUpgrade: { inbound, outbound, _ in
       let relay = try TabRelay(
         context: context, broker: broker, credentials: credentials, logger: logger)
@@ -88,9 +97,10 @@ struct Web: AsyncParsableCommand {
         configuration: .init(ws: .init(maxFrameSize: WebFraming.maxMessageBytes))),
       configuration: .init(address: .hostname(host, port: port), serverName: "sharedmirror-web"),
       onServerRunning: { channel in
+        // With port 0 the system picked one: the line names it.
+        let bound = channel.localAddress?.port ?? port
         logger.info(
-          "Serving the page",
-          metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? listen)", "broker": "\(broker)"])
+          "Serving the page", metadata: ["url": "http://\(host):\(bound)/", "broker": "\(broker)"])
       },
       logger: logger
     )

@@ -25,12 +25,12 @@ import TestSupport
 
   static let haServices = ["etcd1", "etcd2", "etcd3", "broker-a", "broker-b", "counter-a", "counter-b", "profile-ha"]
 
-  @Test func composeFileIsValidAndRunsTheThreeServices() async throws {
+  @Test func composeFileIsValidAndRunsTheFourServices() async throws {
     let services = try await compose("config", "--services")
     #expect(services.status == 0, "\(services.output)")
     #expect(
       Set(services.output.split(separator: "\n").map(String.init))
-        == Set(["broker", "counter", "profile"] + Self.haServices))
+        == Set(["broker", "counter", "profile", "web"] + Self.haServices))
 
     let config = try await compose("config")
     #expect(config.status == 0)
@@ -38,8 +38,8 @@ import TestSupport
     #expect(config.output.contains("- --data"))
     #expect(config.output.contains("- --autoplay"))
     #expect(config.output.contains("broker-data"))
-    // `docker compose up` starts these three only: the others are in the `ha` profile.
-    for service in ["broker", "counter", "profile"] {
+    // `docker compose up` starts these four only: the others are in the `ha` profile.
+    for service in ["broker", "counter", "profile", "web"] {
       #expect(!Self.block(of: service, in: config.output).contains("profiles:"))
     }
   }
@@ -58,7 +58,7 @@ import TestSupport
     #expect(dockerfile.contains("FROM swift:\(version)-bookworm AS build"))
     #expect(dockerfile.contains("COPY Package.swift Package.resolved ./"))
     let builds = dockerfile.matches(of: /swift build [^&]*--product/).map { String($0.0) }
-    #expect(builds.count == 3 && builds.allSatisfy { $0.contains("--force-resolved-versions") })
+    #expect(builds.count == 4 && builds.allSatisfy { $0.contains("--force-resolved-versions") })
     #expect(try text("Makefile").contains("LOCKED := --force-resolved-versions"))
     // The compiler that built this test is the one `make` found: decided at compile time, so no
     // PATH lookup of a child process is involved.

@@ -1,0 +1,102 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// The web front and its page in a real browser (headless Chromium, driven by
+/// Scripts/browser_check.py), beside the terminal programs.
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct BrowserTests {
+  /// Starts `web` on a port the system picks, in front of the broker at `router`.
+  static func startWeb(_ router: String, _ arguments: [String] = []) async throws -> (ChildProcess, String) {
+    let web = try await ChildProcess(
+      "web", ["--broker", router, "--listen", "127.0.0.1:0"] + arguments)
+    let line = try #require(await web.waitForOutput(containing: "Serving the page"))
+    let url = try #require(
+      line.split(separator: " ").first { $0.hasPrefix("url=") }.map { String($0.dropFirst(4)) },
+      "\(web.printed)")
+    return (web, url)
+  }
+
+  static func browser(_ arguments: [String]) async throws -> ChildProcess {
+    try await ChildProcess(
+      executable: URL(fileURLWithPath: "/usr/bin/python3"),
+      [repositoryFile("Scripts/browser_check.py").path] + arguments)
+  }
+
+  static func profileCount(_ router: String) async throws -> String {
+    let profile = try await ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
+    #expect(await profile.waitForExit() == 0, "\(profile.printed)")
+    return profile.printed.split(separator: "\n").last.map(String.init) ?? ""
+  }
+
+  /// Two tabs and a terminal counter tap 500 times each, all at once: every tab, the terminal
+  /// and a profile end at the exact total.
+  @Test func twoTabsAndATerminalCounterEndAtTheExactTotal() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let (web, url) = try await Self.startWeb(router)
+    defer { web.signal(SIGTERM) }
+    let screenshot = FileManager.default.temporaryDirectory
+      .appendingPathComponent("sharedmirror-web-\(UUID().uuidString).png")
+    defer { try? FileManager.default.removeItem(at: screenshot) }
+    let tabs = try await Self.browser([url, "taps", "2", "500", "1500", screenshot.path])
+    #expect(await tabs.waitForOutput(containing: "ready") != nil, "\(tabs.printed)")
+    let counter = try await ChildProcess(
+      "counter", ["--broker", router, "--script", "+x500", "--print", "json", "--timeout", "60"])
+    #expect(await counter.waitForExit() == 0, "\(counter.printed)")
+    #expect(await tabs.waitForExit() == 0, "\(tabs.printed)")
+    #expect(tabs.printed.components(separatedBy: "tab 1500 0\n").count == 3, "\(tabs.printed)")
+    #expect(
+      try await Self.profileCount(router)
+        == #"{"count":1500,"maxCount":1500,"minCount":0,"numberOfCounts":1500}"#)
+    let image = try Data(contentsOf: screenshot)
+    #expect(image.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG")
+    if let keep = ProcessInfo.processInfo.environment["WEB_SCREENSHOT"] {
+      try image.write(to: URL(fileURLWithPath: keep))
+    }
+  }
+
+  /// A tab taps while the broker is SIGKILLed and started again with its data: nothing is lost
+  /// and nothing is counted twice.
+  @Test func aTabTappingThroughABrokerRestartLosesAndDoublesNothing() async throws {
+    let data = FileManager.default.temporaryDirectory
+      .appendingPathComponent("sharedmirror-web-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: data) }
+    var (broker, router, publisher) = try await startBroker(["--data", data.path])
+    let (web, url) = try await Self.startWeb(router)
+    defer { web.signal(SIGTERM) }
+    let tab = try await Self.browser([url, "slow", "1", "200", "200"])
+    #expect(await tab.waitForOutput(containing: "tapped 100") != nil, "\(tab.printed)")
+    broker.signal(SIGKILL)
+    _ = await broker.waitForExit()
+    broker = try await ChildProcess(
+      "broker", ["--listen", router, "--publish", publisher, "--data", data.path, "--seed-window", "0"])
+    defer { broker.signal(SIGTERM) }
+    #expect(await broker.waitForOutput(containing: "Broker listening") != nil)
+    #expect(await tab.waitForExit() == 0, "\(tab.printed)")
+    #expect(tab.printed.contains("tab 200 0\n"), "\(tab.printed)")
+    #expect(
+      try await Self.profileCount(router)
+        == #"{"count":200,"maxCount":200,"minCount":0,"numberOfCounts":200}"#)
+  }
+
+  /// Bad input at the WebSocket: each refused message gets an `ERROR` and the connection stays
+  /// usable, random text (fuzzing) never reaches the broker as a request, an oversized message
+  /// closes the connection, and a page of another origin is refused.
+  @Test func badInputAtTheWebSocketIsRefusedAndReachesNoBroker() async throws {
+    let (broker, router, _) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let (web, url) = try await Self.startWeb(router)
+    defer { web.signal(SIGTERM) }
+    let socketURL = url.replacingOccurrences(of: "http://", with: "ws://") + "ws"
+    let check = try await runCommand(
+      "/usr/bin/python3",
+      [repositoryFile("Scripts/web_socket_check.py").path, socketURL, "2000"], timeout: .seconds(120))
+    #expect(check.status == 0, "\(check.output)")
+    #expect(check.output.contains("fuzz: 2000 inputs"), "\(check.output)")
+    #expect(check.output.contains("ok another origin refused"), "\(check.output)")
+    // The broker heard one HELLO and one PING, and nothing malformed.
+    let errors = broker.printed.split(separator: "\n").filter { $0.contains("error") }
+    #expect(errors.isEmpty, "\(errors)")
+  }
+}
