@@ -55,6 +55,10 @@ final class SimulatedClient {
   /// Requests other than heartbeats sent (`SYNC`, `GET`, `SEED`, `WRITE`).
   var requestsSent = 0
 
+  // The storage and its references hold each other until the storage closes, as a
+  // BrokerClient's does when it goes.
+  deinit { storage.close() }
+
   init(
     index: Int, id: String, keys: [String], heartbeat: Duration, maxWritesInFlight: Int,
     brokers: BrokerList, now: ContinuousClock.Instant
