@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
+import NIOCore
 import SharedBroker
 import SharedBrokerProtocol
 import ZeroMQ
@@ -104,7 +105,13 @@ struct Web: AsyncParsableCommand {
       },
       logger: logger
     )
-    try await app.runService()
+    do {
+      try await app.runService()
+    } catch let error as IOError {
+      // NIO's description names the system call, not the address.
+      throw ServeError(
+        description: "cannot serve on \(listen): \(String(cString: strerror(error.errnoCode)))")
+    }
     context.terminate()
   }
 
@@ -114,11 +121,16 @@ struct Web: AsyncParsableCommand {
       body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
   }
 
-  /// `HOST:PORT` split, or `nil`.
+  /// `HOST:PORT` split, or `nil` (for a URL such as `tcp://host:port` too).
   static func address(_ text: String) -> (host: String, port: Int)? {
     guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-      (0...65_535).contains(port), colon > text.startIndex
+      (0...65_535).contains(port), colon > text.startIndex, !text.contains("/")
     else { return nil }
     return (String(text[..<colon]), port)
   }
+}
+
+/// Why `web` could not serve its page.
+struct ServeError: Error, CustomStringConvertible {
+  let description: String
 }

@@ -2,12 +2,22 @@
 import { SharedMirror } from "/shared-mirror.js";
 
 const parameters = new URLSearchParams(location.search);
+const element = (id) => document.getElementById(id);
+const name = parameters.get("key") ?? "stats";
+element("key").textContent = `key: ${name}`;
 const mirror = new SharedMirror();
-const stats = mirror.key(parameters.get("key") ?? "stats", { count: 0, maxCount: 0, minCount: 0, numberOfCounts: 0 });
+let stats;
+try {
+  stats = mirror.key(name, { count: 0, maxCount: 0, minCount: 0, numberOfCounts: 0 });
+} catch (error) {
+  // A key the broker would refuse: the page says so rather than count taps that never go out.
+  element("problem").textContent = `?key= ${error.message}`;
+  element("problem").hidden = false;
+  for (const button of document.querySelectorAll("button")) button.disabled = true;
+  throw error;
+}
 window.sharedMirror = mirror;
 window.stats = stats;
-
-const element = (id) => document.getElementById(id);
 
 function isPrime(number) {
   if (number <= 1) return false;
@@ -46,7 +56,12 @@ stats.subscribe((value) => {
 mirror.subscribe(() => {
   const connection = element("connection");
   connection.dataset.state = mirror.state;
-  connection.textContent = mirror.problem && mirror.state !== "connected" ? `${mirror.state} · ${mirror.problem}` : mirror.state;
+  connection.textContent = mirror.state;
+  // What the broker refused last (a key or value it does not take, a store it cannot reach),
+  // until a write goes through again.
+  const problem = element("problem");
+  problem.hidden = !mirror.problem;
+  problem.textContent = mirror.problem ? `The broker refused: ${mirror.problem}` : "";
   const pending = element("pending");
   const waiting = mirror.pending;
   pending.hidden = waiting === 0;

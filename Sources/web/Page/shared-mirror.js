@@ -151,6 +151,7 @@ class SharedKey {
 
   ack(write, version) {
     if (!this.inFlight || write !== this.inFlight.write) return;
+    this.mirror.problem = null;
     if (version > this.confirmed.version) this.confirmed = { version, value: this.inFlight.value };
     this.confirmInFlight();
     this.changed();
@@ -209,8 +210,14 @@ export class SharedMirror {
     return `${scheme}//${location.host}/ws`;
   }
 
-  /// The mirrored key `name`, starting at `initial` until the broker's value arrives.
+  /// The mirrored key `name`, starting at `initial` until the broker's value arrives. Throws
+  /// for a name the broker would refuse (PROTOCOL.md: 1 to 256 bytes of UTF-8, no control
+  /// characters).
   key(name, initial) {
+    const bytes = new TextEncoder().encode(name).length;
+    if (bytes < 1 || bytes > 256 || /[\u0000-\u001f\u007f-\u009f]/.test(name)) {
+      throw new Error(`a key is 1 to 256 bytes of UTF-8 without control characters, not "${name}"`);
+    }
     let key = this.keys.get(name);
     if (!key) {
       key = new SharedKey(this, name, initial);
