@@ -19,7 +19,7 @@ struct Web: AsyncParsableCommand {
     version: SharedMirrorRelease.description
   )
 
-  @Option(help: "The broker's endpoint (env SHARED_BROKER_URL).")
+  @Option(help: "The broker's endpoint, one broker (env SHARED_BROKER_URL).")
   var broker = ProcessInfo.processInfo.environment["SHARED_BROKER_URL"] ?? "tcp://127.0.0.1:5555"
 
   @Option(help: "Where to serve the page, HOST:PORT.")
@@ -33,8 +33,10 @@ struct Web: AsyncParsableCommand {
   @OptionGroup var curve: CurveClientOptions
 
   func validate() throws {
-    guard broker.hasPrefix("tcp://") || broker.hasPrefix("ipc://") else {
-      throw ValidationError("--broker (or SHARED_BROKER_URL) must be an endpoint such as tcp://127.0.0.1:5555, not \"\(broker)\".")
+    guard !broker.contains(","), BrokerClient.isEndpoint(broker[...]) else {
+      throw ValidationError(
+        "--broker (or SHARED_BROKER_URL) must be one broker's endpoint, such as "
+          + "tcp://127.0.0.1:5555, not \"\(broker)\".")
     }
     guard Self.address(listen) != nil else {
       throw ValidationError("--listen must be HOST:PORT, such as 127.0.0.1:8080, not \"\(listen)\".")
