@@ -401,10 +401,7 @@ public final class BrokerServer: Service, Sendable {
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
         let routerWaiting = transport.routerTouched && router.hasInput
-        // A commit to send again is due within a fraction of a second.
-        let idle: Duration =
-          core.machine.retries.isEmpty ? .seconds(1) : BrokerMachine.retryDelay / 2
-        let ready = try poller.poll(timeout: routerWaiting ? .zero : idle)
+        let ready = try poller.poll(timeout: routerWaiting ? .zero : core.machine.tickInterval)
         if ready.contains(wakeIndex) {
           wake.clear()
           core.takeStoreEvents()

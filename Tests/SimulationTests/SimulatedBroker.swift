@@ -95,8 +95,8 @@ final class SimulatedBroker {
   let run: Int
   /// Where this broker's watch of the cluster resumes.
   var watchNext: Int64 = 1
-  /// Whether a tick is scheduled.
-  var tickScheduled = false
+  /// When the scheduled tick is due, if one is.
+  var tickDue: Duration?
 
   /// A single broker.
   ///
@@ -134,8 +134,8 @@ final class SimulatedBroker {
 
   var instance: String { core.machine.instance }
   var entries: [String: BrokerEntry] { core.machine.entries }
-  /// Whether a commit waits to be sent again at a tick.
-  var hasRetries: Bool { !core.machine.retries.isEmpty }
+  /// How long its serving loop would wait before it ticks.
+  var tickInterval: Duration { core.machine.tickInterval }
   /// Whether no commit is out or waits to be sent again.
   var isIdle: Bool { core.machine.flights.isEmpty && core.machine.retries.isEmpty }
   /// What the outbox could not decode, if anything.

@@ -364,8 +364,9 @@ final class Simulation {
       guard !changes.isEmpty else { return }
       try carryOut(broker.stored(.changed(changes, followsHistory: history)), from: number)
     case .brokerTick(let number, let run):
-      guard let broker = brokers[number], broker.run == run else { return }
-      broker.tickScheduled = false
+      // A tick that an earlier one replaced is gone.
+      guard let broker = brokers[number], broker.run == run, broker.tickDue == now else { return }
+      broker.tickDue = nil
       try carryOut(broker.tick(at: now - brokerStarted[number]), from: number)
     case .probe(let number, let run):
       guard brokers[number]?.run == run else { return }
@@ -552,9 +553,17 @@ final class Simulation {
         schedule(after: delay(), .etcdPuts(broker: number, run: broker.run, key: key, record))
       }
     }
-    guard let broker = brokers[number], broker.hasRetries, !broker.tickScheduled else { return }
-    broker.tickScheduled = true
-    schedule(after: BrokerMachine.retryDelay, .brokerTick(broker: number, run: broker.run))
+    scheduleTick(of: number)
+  }
+
+  /// Ticks broker `number` as its serving loop does: at the latest once the machine's tick
+  /// interval has passed without one.
+  private func scheduleTick(of number: Int) {
+    guard let broker = brokers[number] else { return }
+    let due = now + broker.tickInterval
+    if let scheduled = broker.tickDue, scheduled <= due { return }
+    broker.tickDue = due
+    schedule(at: due, .brokerTick(broker: number, run: broker.run))
   }
 
   // MARK: - etcd
@@ -649,6 +658,7 @@ final class Simulation {
       availability[number] = ClusterAvailability(unavailableAfter: Self.unavailableAfter, now: base + now - unanswered)
       try judgeAvailability(of: number) { $0.tick(now: base + now) }
       schedule(after: delay(), .probe(broker: number, run: broker.run))
+      scheduleTick(of: number)
       return
     }
     let instance = String(format: "%017d-sim", brokerRun)
@@ -659,6 +669,7 @@ final class Simulation {
       configuration: BrokerConfiguration(seedWindow: Self.seedWindow), run: brokerRun)
     // Nothing to collect at the first start; after a restart the copies need the window.
     if brokerRun > 1 { quietUntil = now + Self.seedWindow }
+    scheduleTick(of: number)
     note { "broker \(instance) starts\(withData ? " with data" : "")\(cutLog ? ", log cut" : "")" }
   }
 

@@ -236,6 +236,11 @@ struct BrokerMachine {
     return min(reach, wallClock) - sessions.timeout.milliseconds
   }
 
+  /// How long the serving loop may wait for a request before it calls ``tick(at:)``: a fraction
+  /// of a second while a commit waits to be sent again, otherwise a second (often enough for the
+  /// forgetting and, in a cluster, the record of whom this broker heard).
+  var tickInterval: Duration { retries.isEmpty ? .seconds(1) : Self.retryDelay / 2 }
+
   /// The time passed: forgets clients silent for longer than the timeout, and sends again the
   /// commits that went unanswered.
   mutating func tick(at now: Duration) -> [Action] {
