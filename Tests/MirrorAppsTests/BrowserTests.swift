@@ -59,18 +59,31 @@ struct BrowserTests {
   /// A tab taps while the broker is SIGKILLed and started again with its data: nothing is lost
   /// and nothing is counted twice.
   @Test func aTabTappingThroughABrokerRestartLosesAndDoublesNothing() async throws {
+    try await tapThroughARestart(withData: true)
+  }
+
+  /// The same with a broker that keeps nothing, whose only client is the tab: the tab offers
+  /// the copy it holds (`SEED`), so the new broker starts from it, not from 0.
+  @Test func aTabGivesABrokerThatLostItsDataTheCountBack() async throws {
+    try await tapThroughARestart(withData: false)
+  }
+
+  func tapThroughARestart(withData: Bool) async throws {
     let data = FileManager.default.temporaryDirectory
       .appendingPathComponent("sharedmirror-web-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: data) }
-    var (broker, router, publisher) = try await startBroker(["--data", data.path])
+    let storage = withData ? ["--data", data.path] : []
+    var (broker, router, publisher) = try await startBroker(storage)
     let (web, url) = try await Self.startWeb(router)
     defer { web.signal(SIGTERM) }
     let tab = try await Self.browser([url, "slow", "1", "200", "200"])
     #expect(await tab.waitForOutput(containing: "tapped 100") != nil, "\(tab.printed)")
     broker.signal(SIGKILL)
     _ = await broker.waitForExit()
+    // Without data, the seed window (its default) is what lets the copy in before a write.
     broker = try await ChildProcess(
-      "broker", ["--listen", router, "--publish", publisher, "--data", data.path, "--seed-window", "0"])
+      "broker",
+      ["--listen", router, "--publish", publisher] + (withData ? storage + ["--seed-window", "0"] : []))
     defer { broker.signal(SIGTERM) }
     #expect(await broker.waitForOutput(containing: "Broker listening") != nil)
     #expect(await tab.waitForExit() == 0, "\(tab.printed)")
@@ -78,6 +91,7 @@ struct BrowserTests {
     #expect(
       try await Self.profileCount(router)
         == #"{"count":200,"maxCount":200,"minCount":0,"numberOfCounts":200}"#)
+    if !withData { #expect(broker.printed.contains("Adopted a client's copy"), "\(broker.printed)") }
   }
 
   /// Bad input at the WebSocket: each refused message gets an `ERROR` and the connection stays

@@ -3,9 +3,12 @@
 // client of its own: its own client id and write ids, mutations kept until the broker confirms
 // them, rebased onto what others wrote and sent again after a REJECT, and exactly once across a
 // lost connection or a broker restart (a snapshot's lastWrite says whether a write in flight was
-// applied).
+// applied), and a broker that lost its data gets the tab's confirmed copy back (SEED).
 
 const PROTOCOL_VERSION = "3";
+/// How many of a key's latest writers a tab remembers for the copy it offers (the broker's own
+/// bound, BrokerMessage.recentWriters).
+const RECENT_WRITERS = 64;
 
 /// JSON as the Swift programs write it (sorted keys), so that equal values are equal bytes.
 function encode(value) {
@@ -28,9 +31,17 @@ class SharedKey {
     this.mirror = mirror;
     this.name = name;
     this.initial = clone(initial);
-    this.confirmed = { version: 0, value: clone(initial) };
+    // The broker's value, as the broker instance `instance` confirmed it (`text` is its JSON,
+    // the copy SEED offers).
+    this.confirmed = { version: 0, value: clone(initial), text: null };
+    this.instance = null;
     this.mutations = []; // {sequence, mutate}
     this.inFlight = null; // {write, base, through, value}
+    // Writes that were in flight when an answer showed them not applied: a copy of an earlier
+    // broker run, adopted later, may still hold them (oldest first).
+    this.unresolved = [];
+    // The last write id of each recent writer whose write the confirmed value holds.
+    this.writers = new Map();
     this.phase = "idle"; // idle, syncing, getting, ready
     this.buffered = []; // updates that came before the snapshot
     this.listeners = new Set();
@@ -84,10 +95,27 @@ class SharedKey {
     this.retry = setTimeout(() => this.phase === "syncing" && this.startSync(), 500);
   }
 
-  get() {
+  /// Asks for the key's state: to a broker instance other than the one that confirmed this
+  /// tab's copy (it may have lost the key), by offering that copy (SEED); otherwise GET.
+  ask() {
     clearTimeout(this.retry);
     this.phase = "getting";
-    this.mirror.send(["GET", this.mirror.clientID, this.name]);
+    const { version, text } = this.confirmed;
+    if (this.instance && this.instance !== this.mirror.instance && version > 0 && text !== null) {
+      const pairs = [...this.writers].flatMap(([client, write]) => [client, String(write)]);
+      this.mirror.send(["SEED", this.mirror.clientID, this.name, this.instance, String(version), text, ...pairs]);
+    } else {
+      this.mirror.send(["GET", this.mirror.clientID, this.name]);
+    }
+  }
+
+  /// Remembers that `client`'s write `write` is in the value, the latest writer last.
+  record(client, write) {
+    if (write <= 0) return;
+    const known = this.writers.get(client) ?? 0;
+    this.writers.delete(client);
+    this.writers.set(client, Math.max(known, write));
+    if (this.writers.size > RECENT_WRITERS) this.writers.delete(this.writers.keys().next().value);
   }
 
   lost() {
@@ -112,19 +140,45 @@ class SharedKey {
 
   /// The mutations the write in flight carried are confirmed.
   confirmInFlight() {
-    const { through } = this.inFlight;
-    this.mutations = this.mutations.filter((m) => m.sequence > through);
+    this.confirmThrough(this.inFlight.through);
     this.inFlight = null;
   }
 
-  snapshot(version, lastWrite, valueText) {
-    clearTimeout(this.retry);
-    const value = version === 0 ? clone(this.initial) : JSON.parse(valueText);
-    this.confirmed = { version, value };
-    if (this.inFlight) {
-      if (lastWrite >= this.inFlight.write) this.confirmInFlight();
-      else this.inFlight = null; // never applied: its mutations go again, under a new write id
+  confirmThrough(sequence) {
+    this.mutations = this.mutations.filter((m) => m.sequence > sequence);
+  }
+
+  /// The broker applied this tab's own write `write`: the unresolved writes before it can never
+  /// be applied now (the broker's record of this tab's last write is past them).
+  applied(write) {
+    this.record(this.mirror.clientID, write);
+    this.confirmInFlight();
+    this.unresolved = this.unresolved.filter((sent) => sent.write > write);
+  }
+
+  /// The broker's state, from a SNAPSHOT or a REJECT: the writes up to `lastWrite` are applied,
+  /// later ones are not (now; a copy adopted later may still bring them, so they stay unresolved
+  /// while their mutations go again under new ids). From another broker instance than the one
+  /// that confirmed this tab's copy, the value is taken whatever its version.
+  take(version, lastWrite, valueText, pairs) {
+    if (this.inFlight) this.unresolved.push(this.inFlight);
+    this.inFlight = null;
+    const covered = this.unresolved.filter((sent) => sent.write <= lastWrite);
+    if (covered.length) this.confirmThrough(covered[covered.length - 1].through);
+    this.unresolved = this.unresolved.filter((sent) => sent.write > lastWrite);
+    if (this.instance !== this.mirror.instance || version >= this.confirmed.version) {
+      this.instance = this.mirror.instance;
+      this.confirmed =
+        version === 0
+          ? { version, value: clone(this.initial), text: null }
+          : { version, value: JSON.parse(valueText), text: valueText };
+      for (let i = 0; i + 1 < pairs.length; i += 2) this.record(pairs[i], Number(pairs[i + 1]));
     }
+  }
+
+  snapshot(version, lastWrite, valueText, pairs) {
+    clearTimeout(this.retry);
+    this.take(version, lastWrite, valueText, pairs);
     this.phase = "ready";
     const buffered = this.buffered;
     this.buffered = [];
@@ -138,13 +192,19 @@ class SharedKey {
       if (this.phase === "getting" || this.phase === "syncing") this.buffered.push([version, client, write, valueText]);
       return;
     }
-    if (version <= this.confirmed.version) return;
-    if (version > this.confirmed.version + 1) {
-      this.get(); // missed one: the snapshot catches up
+    if (version <= this.confirmed.version) {
+      this.record(client, write);
       return;
     }
-    this.confirmed = { version, value: JSON.parse(valueText) };
-    if (this.inFlight && client === this.mirror.clientID && write === this.inFlight.write) this.confirmInFlight();
+    // Missed one, or a copy was adopted that may hold a write of ours no answer accounted for:
+    // a snapshot brings the value with its writers.
+    if (version > this.confirmed.version + 1 || (write === 0 && this.unresolved.length)) {
+      this.ask();
+      return;
+    }
+    this.confirmed = { version, value: JSON.parse(valueText), text: valueText };
+    this.record(client, write);
+    if (this.inFlight && client === this.mirror.clientID && write === this.inFlight.write) this.applied(write);
     this.changed();
     this.flush();
   }
@@ -152,17 +212,18 @@ class SharedKey {
   ack(write, version) {
     if (!this.inFlight || write !== this.inFlight.write) return;
     this.mirror.problem = null;
-    if (version > this.confirmed.version) this.confirmed = { version, value: this.inFlight.value };
-    this.confirmInFlight();
+    if (version > this.confirmed.version) {
+      const { value } = this.inFlight;
+      this.confirmed = { version, value, text: encode(value) };
+    }
+    this.applied(write);
     this.changed();
     this.flush();
   }
 
-  reject(write, version, lastWrite, valueText) {
+  reject(write, version, lastWrite, valueText, pairs) {
     if (!this.inFlight || write !== this.inFlight.write) return;
-    if (version >= this.confirmed.version) this.confirmed = { version, value: JSON.parse(valueText) };
-    if (lastWrite >= write) this.confirmInFlight();
-    else this.inFlight = null;
+    this.take(version, lastWrite, valueText, pairs);
     this.changed();
     this.flush();
   }
@@ -179,7 +240,7 @@ class SharedKey {
     }
     clearTimeout(this.retry);
     this.retry = setTimeout(() => {
-      if (this.phase === "getting") this.get();
+      if (this.phase === "getting") this.ask();
       else this.flush();
     }, 200);
   }
@@ -327,13 +388,13 @@ export class SharedMirror {
         }
         for (let i = 0; i + 1 < behind.length; i += 2) {
           const k = key(behind[i]);
-          if (k && k.phase === "ready") k.get();
+          if (k && k.phase === "ready") k.ask();
         }
         break;
       }
       case "SNAPSHOT": {
-        const [name, version, lastWrite, value] = fields;
-        key(name)?.snapshot(Number(version), Number(lastWrite), value);
+        const [name, version, lastWrite, value, ...pairs] = fields;
+        key(name)?.snapshot(Number(version), Number(lastWrite), value, pairs);
         break;
       }
       case "ACK": {
@@ -342,8 +403,8 @@ export class SharedMirror {
         break;
       }
       case "REJECT": {
-        const [name, write, version, lastWrite, value] = fields;
-        key(name)?.reject(Number(write), Number(version), Number(lastWrite), value);
+        const [name, write, version, lastWrite, value, ...pairs] = fields;
+        key(name)?.reject(Number(write), Number(version), Number(lastWrite), value, pairs);
         break;
       }
       case "ERROR": {
@@ -363,7 +424,7 @@ export class SharedMirror {
   published([name, kind, ...fields]) {
     const k = this.keys.get(name);
     if (!k) return;
-    if (kind === "SYNCED" && fields[0] === this.clientID && k.phase === "syncing") k.get();
+    if (kind === "SYNCED" && fields[0] === this.clientID && k.phase === "syncing") k.ask();
     else if (kind === "UPDATE") {
       const [version, client, write, value] = fields;
       k.update(Number(version), client, Number(write), value);
