@@ -4,6 +4,9 @@
 Usage: browser_check.py URL SCENARIO TABS TAPS EXPECTED [SCREENSHOT]
   SCENARIO "taps":   TABS tabs tap + TAPS times each, all at once.
   SCENARIO "slow":   as "taps", one tap every 20 ms (for faults injected meanwhile).
+  SCENARIO "inspect": as "taps", then prints the first tab's inspector once it shows the
+                     broker's figures and a rate: "inspector clients=N keys=N version=N rate=R
+                     writers=W" (W: the writers column).
 Prints "ready" once every tab is connected, "tapped N" after each tab's first half of its
 taps, then waits until every tab shows EXPECTED with nothing pending and prints one
 "tab COUNT PENDING" line per tab; exits 1 if a tab does not get there within 60 s.
@@ -24,7 +27,7 @@ def say(line):
 
 def open_tab(url):
     options = Options()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=760,520"]:
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,760"]:
         options.add_argument(argument)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     driver.get(url)
@@ -43,6 +46,19 @@ def wait_until(condition, seconds):
 def shown(driver):
     return (driver.find_element(By.ID, "count").text,
             driver.execute_script("return window.sharedMirror.pending"))
+
+
+def inspector(driver):
+    def text(name):
+        return driver.find_element(By.ID, name).text
+
+    if not wait_until(lambda: text("inspect-clients") != "–" and text("inspect-rate") != "–", 15):
+        say("the inspector shows no figures: " + text("inspect-problem"))
+        return 1
+    cells = driver.find_elements(By.CSS_SELECTOR, "#inspect-table td")
+    say(f"inspector clients={text('inspect-clients')} keys={text('inspect-keys')} "
+        f"version={cells[1].text} rate={text('inspect-rate')} writers={cells[2].text}")
+    return 0
 
 
 def main():
@@ -79,7 +95,11 @@ def main():
                 status = 1
             count, pending = shown(driver)
             say(f"tab {count} {pending}")
+        if scenario == "inspect":
+            status = max(status, inspector(drivers[0]))
         if screenshot:
+            # Once the inspector charts the writes just made.
+            wait_until(lambda: drivers[0].find_elements(By.CSS_SELECTOR, "#inspect-chart polyline"), 10)
             drivers[0].save_screenshot(screenshot)
         return status
     finally:

@@ -71,6 +71,15 @@ in_image=($SUDO unshare --mount --propagation private
   sh -c 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"' "$rootfs")
 in_image() { "${in_image[@]}" "$@" < /dev/null; }
 
+# Waits up to 10 s until LOG has a line with TEXT, or PID (if given) has ended.
+wait_for() {
+  for _ in $(seq 100); do
+    grep -q "$2" "$1" && return
+    [[ -z "${3:-}" ]] || kill -0 "$3" 2>/dev/null || return
+    sleep 0.1
+  done
+}
+
 for product in $products; do
   version=$(in_image "$product" --version 2>&1) \
     || fail "$product does not start in the image (exit $?): $version"
@@ -81,14 +90,10 @@ done
 log="$work/broker.log"
 # Not through the function: $! must be the broker itself (each exec keeps its PID).
 "${in_image[@]}" broker --listen 'tcp://127.0.0.1:*' --publish 'tcp://127.0.0.1:*' \
-  < /dev/null > "$log" 2>&1 &
+  --metrics 127.0.0.1:0 < /dev/null > "$log" 2>&1 &
 broker=$!
 trap 'kill $broker 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-  grep -q "Broker listening" "$log" && break
-  kill -0 $broker 2>/dev/null || break
-  sleep 0.1
-done
+wait_for "$log" "Metrics listening" $broker
 router=$(grep -o 'router=[^ ]*' "$log" | head -1 | cut -d= -f2)
 [[ -n "$router" ]] || { cat "$log"; fail "the broker did not start in the image"; }
 in_image broker ping "$router" || fail "broker ping (the health check) failed in the image"
@@ -96,20 +101,20 @@ in_image counter --broker "$router" --script '+x3' || fail "counter failed in th
 read=$(in_image profile --broker "$router" --once --print json) || fail "profile failed in the image"
 [[ "$read" == '{"count":3,"maxCount":3,"minCount":0,"numberOfCounts":3}' ]] \
   || fail "profile read $read, not the 3 taps"
-# The web front of the image serves its page and its script.
-"${in_image[@]}" web --broker "$router" --listen 127.0.0.1:0 < /dev/null > "$work/web.log" 2>&1 &
+# The web front of the image serves its page, its script and the inspector's figures.
+metrics=$(grep -o 'metrics=http://[^ ]*' "$log" | head -1 | sed 's|metrics=http://||; s|/metrics||')
+"${in_image[@]}" web --broker "$router" --broker-metrics "$metrics" --listen 127.0.0.1:0 \
+  < /dev/null > "$work/web.log" 2>&1 &
 web=$!
 trap 'kill $broker $web 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-  grep -q "Serving the page" "$work/web.log" && break
-  kill -0 $web 2>/dev/null || break
-  sleep 0.1
-done
+wait_for "$work/web.log" "Serving the page" $web
 page=$(grep -o 'url=[^ ]*' "$work/web.log" | head -1 | cut -d= -f2)
 [[ -n "$page" ]] || { cat "$work/web.log"; fail "web did not start in the image"; }
 fetch() { /usr/bin/python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$1"; }
 fetch "$page" | grep -q "<title>SharedMirror</title>" || fail "web served no page in the image"
 fetch "${page}shared-mirror.js" | grep -q "class SharedMirror" || fail "web served no client script"
+figures=$(fetch "${page}inspect")
+[[ "$figures" == *'"keys":1'*'"writesApplied":'* ]] || fail "web's inspector read $figures from the broker"
 kill $web
 
 # A cluster in small: two brokers of the image share one etcd member (this machine's
@@ -128,20 +133,13 @@ etcd --name image-check --data-dir "$work/etcd" \
 etcd_pid=$!
 brokers=()
 trap 'kill $broker $etcd_pid ${brokers[*]} 2>/dev/null || true' EXIT
-for _ in $(seq 100); do
-  grep -q "ready to serve client requests" "$work/etcd.log" && break
-  sleep 0.1
-done
+wait_for "$work/etcd.log" "ready to serve client requests" $etcd_pid
 routers=()
 for name in a b; do
   "${in_image[@]}" broker --store "etcd://127.0.0.1:$client_port" --listen 'tcp://127.0.0.1:*' \
     --publish 'tcp://127.0.0.1:*' --seed-window 0 < /dev/null > "$work/broker-$name.log" 2>&1 &
   brokers+=($!)
-  for _ in $(seq 100); do
-    grep -q "Broker listening" "$work/broker-$name.log" && break
-    kill -0 "${brokers[-1]}" 2>/dev/null || break
-    sleep 0.1
-  done
+  wait_for "$work/broker-$name.log" "Broker listening" "${brokers[-1]}"
   routers+=("$(grep -o 'router=[^ ]*' "$work/broker-$name.log" | head -1 | cut -d= -f2)")
   [[ -n "${routers[-1]}" ]] || { cat "$work/broker-$name.log" "$work/etcd.log"; fail "a broker of the cluster did not start in the image"; }
 done

@@ -1,10 +1,12 @@
 import ArgumentParser
+import AsyncHTTPClient
 import CurveCommandLine
 import Foundation
 import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOHTTP1
 import SharedBroker
 import SharedBrokerProtocol
 import ZeroMQ
@@ -30,6 +32,16 @@ struct Web: AsyncParsableCommand {
     help: "A page origin (scheme://host:port) whose tabs may connect, besides the front's own; repeatable.")
   var allowedOrigins: [String] = []
 
+  @Option(
+    name: .customLong("broker-metrics"),
+    help: "The broker's metrics, HOST:PORT as `broker --metrics` serves them, for the page's inspector (env SHARED_BROKER_METRICS_URL).")
+  var brokerMetricsOption: String?
+
+  /// `--broker-metrics`, else the environment's.
+  var brokerMetrics: String? {
+    brokerMetricsOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_METRICS_URL"]
+  }
+
   @OptionGroup var curve: CurveClientOptions
 
   func validate() throws {
@@ -40,6 +52,11 @@ struct Web: AsyncParsableCommand {
     }
     guard Self.address(listen) != nil else {
       throw ValidationError("--listen must be HOST:PORT, such as 127.0.0.1:8080, not \"\(listen)\".")
+    }
+    if let brokerMetrics, Self.address(brokerMetrics) == nil {
+      throw ValidationError(
+        "--broker-metrics (or SHARED_BROKER_METRICS_URL) must be HOST:PORT, such as 127.0.0.1:9555, "
+          + "not \"\(brokerMetrics)\".")
     }
   }
 
@@ -93,6 +110,8 @@ struct Web: AsyncParsableCommand {
     }
     router.get("/app.js") { _, _ in Self.page(PackageResources.app_js, "text/javascript; charset=utf-8") }
     router.get("/style.css") { _, _ in Self.page(PackageResources.style_css, "text/css; charset=utf-8") }
+    let metricsURL = brokerMetrics.map { "http://\($0)/metrics" }
+    router.get("/inspect") { _, _ in try await Self.inspect(metricsURL) }
     let app = Application(
       router: router,
       server: .http1WebSocketUpgrade(
@@ -115,6 +134,32 @@ struct Web: AsyncParsableCommand {
         description: "cannot serve on \(listen): \(String(cString: strerror(error.errnoCode)))")
     }
     context.terminate()
+  }
+
+  /// The broker's figures for the inspector, as JSON: `{"broker": {...}}`, or `{"problem": "..."}`
+  /// when there are none to show (no `--broker-metrics`, or the broker's metrics do not answer).
+  private static func inspect(_ metricsURL: String?) async throws -> Response {
+    struct Inspection: Encodable {
+      var broker: BrokerFigures?
+      var problem: String?
+    }
+    var inspection = Inspection()
+    if let metricsURL {
+      do {
+        let response = try await HTTPClient.shared.execute(
+          HTTPClientRequest(url: metricsURL), timeout: .seconds(2))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        inspection.broker = BrokerFigures(prometheus: String(buffer: body))
+        if response.status != .ok || inspection.broker == nil {
+          inspection.problem = "\(metricsURL) answered \(response.status.code) without the broker's figures"
+        }
+      } catch {
+        inspection.problem = "\(metricsURL) does not answer: \(error)"
+      }
+    } else {
+      inspection.problem = "start web with --broker-metrics to see the broker's clients and writes"
+    }
+    return page(Array(try JSONEncoder().encode(inspection)), "application/json")
   }
 
   private static func page(_ bytes: [UInt8], _ type: String) -> Response {

@@ -17,6 +17,17 @@ struct BrowserTests {
     return (web, url)
   }
 
+  /// Starts a broker that serves its metrics; returns them as `web --broker-metrics` takes them.
+  static func startBrokerWithMetrics() async throws -> (ChildProcess, String, String) {
+    let (broker, router, _) = try await startBroker(["--metrics", "127.0.0.1:0"])
+    let printed = await broker.waitForOutput(containing: "Metrics listening") ?? broker.printed
+    let metrics = try #require(
+      printed.split(separator: " ").first { $0.hasPrefix("metrics=http://") }
+        .map { $0.dropFirst("metrics=http://".count).replacingOccurrences(of: "/metrics", with: "") },
+      "\(printed)")
+    return (broker, router, metrics)
+  }
+
   static func browser(_ arguments: [String]) async throws -> ChildProcess {
     try await ChildProcess(
       executable: URL(fileURLWithPath: "/usr/bin/python3"),
@@ -32,9 +43,9 @@ struct BrowserTests {
   /// Two tabs and a terminal counter tap 500 times each, all at once: every tab, the terminal
   /// and a profile end at the exact total.
   @Test func twoTabsAndATerminalCounterEndAtTheExactTotal() async throws {
-    let (broker, router, _) = try await startBroker()
+    let (broker, router, metrics) = try await Self.startBrokerWithMetrics()
     defer { broker.signal(SIGTERM) }
-    let (web, url) = try await Self.startWeb(router)
+    let (web, url) = try await Self.startWeb(router, ["--broker-metrics", metrics])
     defer { web.signal(SIGTERM) }
     let screenshot = FileManager.default.temporaryDirectory
       .appendingPathComponent("sharedmirror-web-\(UUID().uuidString).png")
@@ -92,6 +103,35 @@ struct BrowserTests {
       try await Self.profileCount(router)
         == #"{"count":200,"maxCount":200,"minCount":0,"numberOfCounts":200}"#)
     if !withData { #expect(broker.printed.contains("Adopted a client's copy"), "\(broker.printed)") }
+  }
+
+  /// The inspector shows the broker's figures (through `--broker-metrics`) and what the tab
+  /// knows of its key: its version, and the writers whose writes it holds.
+  @Test func theInspectorShowsTheBrokersClientsAndTheKeysWriters() async throws {
+    let (broker, router, metrics) = try await Self.startBrokerWithMetrics()
+    defer { broker.signal(SIGTERM) }
+    let counter = try await ChildProcess(
+      "counter", ["--broker", router, "--script", "+x5", "--print", "json", "--timeout", "30"])
+    #expect(await counter.waitForExit() == 0, "\(counter.printed)")
+    let (web, url) = try await Self.startWeb(router, ["--broker-metrics", metrics])
+    defer { web.signal(SIGTERM) }
+    let tab = try await Self.browser([url, "inspect", "1", "20", "25"])
+    #expect(await tab.waitForExit() == 0, "\(tab.printed)")
+    let line = try #require(
+      tab.printed.split(separator: "\n").first { $0.hasPrefix("inspector ") }, "\(tab.printed)")
+    let fields = Dictionary(
+      line.split(separator: " ").compactMap { field -> (String, String)? in
+        let parts = field.split(separator: "=", maxSplits: 1)
+        return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+      },
+      uniquingKeysWith: { first, _ in first })
+    #expect(Int(fields["clients"] ?? "") ?? 0 >= 1, "\(line)")
+    // One version per applied write; a write in flight carries the taps made meanwhile.
+    #expect(fields["keys"] == "1" && (2...25).contains(Int(fields["version"] ?? "") ?? 0), "\(line)")
+    #expect(Double(fields["rate"] ?? "") != nil, "\(line)")
+    // The tab's own writes, latest first, then the counter's.
+    let writers = line.components(separatedBy: "writers=").last ?? ""
+    #expect(writers.hasPrefix("this tab (") && writers.contains("), "), "\(line)")
   }
 
   /// Bad input at the WebSocket: each refused message gets an `ERROR` and the connection stays

@@ -67,3 +67,76 @@ mirror.subscribe(() => {
   pending.hidden = waiting === 0;
   pending.textContent = waiting === 1 ? "1 tap waits for the broker" : `${waiting} taps wait for the broker`;
 });
+
+// The inspector: the broker's figures (through the front, from the broker's metrics) and what
+// this tab knows of its key from the protocol (version, the writers whose writes it holds).
+const history = []; // writes per second, the last minute
+let lastSample = null;
+
+function drawChart() {
+  const top = Math.max(1, ...history);
+  const step = 300 / 59;
+  const points = history.map((rate, index) => `${(index * step).toFixed(1)},${(60 - (rate / top) * 56).toFixed(1)}`);
+  const first = points.length ? points[0].split(",")[0] : "0";
+  const last = points.length ? points[points.length - 1].split(",")[0] : "0";
+  element("inspect-chart").innerHTML = points.length
+    ? `<polyline points="${first},60 ${points.join(" ")} ${last},60"></polyline>`
+    : "";
+}
+
+function showKey() {
+  const writers = [...stats.writers].reverse().slice(0, 4);
+  const row = document.createElement("tr");
+  const cells = [stats.name, String(stats.version)].map((text) => {
+    const cell = document.createElement("td");
+    cell.textContent = text;
+    return cell;
+  });
+  const names = document.createElement("td");
+  names.className = "writers";
+  names.textContent = writers.length
+    ? writers.map(([client, write]) => `${client === mirror.clientID ? "this tab" : client} (${write})`).join(", ")
+    : "–";
+  row.append(...cells, names);
+  element("inspect-table").replaceChildren(row);
+}
+
+async function inspect() {
+  let inspection = {};
+  try {
+    inspection = await (await fetch("/inspect", { cache: "no-store" })).json();
+  } catch (error) {
+    inspection = { problem: `the front does not answer: ${error.message}` };
+  }
+  const broker = inspection.broker;
+  element("inspect-instance").textContent = mirror.instance ?? "–";
+  element("inspect-clients").textContent = broker ? broker.clients : "–";
+  element("inspect-active").textContent = broker ? broker.activeClients : "–";
+  element("inspect-keys").textContent = broker ? broker.keys : "–";
+  element("inspect-problem").hidden = !inspection.problem;
+  element("inspect-problem").textContent = inspection.problem ?? "";
+  // The broker's applied writes when its figures are there, otherwise this key's versions (one
+  // per write applied to it).
+  const sample = {
+    at: performance.now(),
+    writes: broker ? broker.writesApplied : stats.version,
+    source: broker ? "broker" : "key",
+    instance: mirror.instance,
+  };
+  element("inspect-rate-source").textContent =
+    sample.source === "broker" ? "writes per second (broker)" : `writes per second (${stats.name})`;
+  if (lastSample && lastSample.source === sample.source && lastSample.instance === sample.instance) {
+    // A restarted broker counts from 0 again: no negative rate.
+    const rate = Math.max(0, sample.writes - lastSample.writes) / ((sample.at - lastSample.at) / 1000);
+    history.push(rate);
+    if (history.length > 60) history.shift();
+    element("inspect-rate").textContent = rate.toFixed(rate < 10 ? 1 : 0);
+    drawChart();
+  }
+  lastSample = sample;
+  showKey();
+}
+
+stats.subscribe(showKey);
+inspect();
+setInterval(inspect, 1000);
