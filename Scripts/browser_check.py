@@ -10,7 +10,18 @@ Usage: browser_check.py URL SCENARIO TABS TAPS EXPECTED [SCREENSHOT]
 Prints "ready" once every tab is connected, "tapped N" after each tab's first half of its
 taps, then waits until every tab shows EXPECTED with nothing pending and prints one
 "tab COUNT PENDING" line per tab; exits 1 if a tab does not get there within 60 s.
+
+For `make bench` (the web front's section):
+  browser_check.py URL timed TAPS PACE_MS
+      One tab taps TAPS times, PACE_MS apart, timed by the page itself; waits until nothing is
+      pending and prints "clock offset O round trip R" (a check of the page's clock against this
+      machine's, read in a round trip of R, so right to within R/2; µs), then "taps T1 T2 ..."
+      (each tap's time on the page's wall clock, in microseconds: Chromium's
+      performance.timeOrigin is this machine's wall clock).
+  browser_check.py URL watch TABS EXPECTED
+      Opens TABS tabs, prints "ready" once all are connected, "done" once all show EXPECTED.
 """
+import http.server
 import sys
 import threading
 import time
@@ -61,16 +72,109 @@ def inspector(driver):
     return 0
 
 
+def connected(driver):
+    return wait_until(lambda: driver.find_element(By.ID, "connection").text == "connected", 30)
+
+
+class ClockHandler(http.server.BaseHTTPRequestHandler):
+    """Answers any GET with this machine's wall-clock time in microseconds."""
+
+    def do_GET(self):
+        body = f"{time.time_ns() / 1e3:.1f}".encode()
+        self.send_response(200)
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *arguments):
+        pass
+
+
+def page_clock_offset(driver):
+    """The page's wall clock minus this machine's, and the round trip it was read in (so it is
+    right to within half of that), in microseconds: the page asks a clock served here on
+    loopback, and the answer with the shortest round trip counts. A check, not a correction:
+    loopback fetches take over a millisecond, far more than the clocks differ."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ClockHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        driver.set_script_timeout(30)
+        return driver.execute_async_script("""
+            const [url, done] = arguments;
+            const now = () => (performance.timeOrigin + performance.now()) * 1000;
+            (async () => {
+              let best = null;
+              for (let i = 0; i < 50; i += 1) {
+                const before = now();
+                const machine = Number(await (await fetch(url, { cache: "no-store" })).text());
+                const after = now();
+                if (!best || after - before < best[1]) best = [(before + after) / 2 - machine, after - before];
+              }
+              done(best);
+            })();""", f"http://127.0.0.1:{server.server_address[1]}/clock")
+    finally:
+        server.shutdown()
+
+
+def timed(url, taps, pace):
+    driver = open_tab(url)
+    try:
+        if not connected(driver):
+            say("the tab did not connect")
+            return 1
+        offset, round_trip = page_clock_offset(driver)
+        driver.set_script_timeout(taps * pace / 1000 + 60)
+        stamps = driver.execute_async_script("""
+            const [taps, pace, done] = arguments;
+            const button = document.getElementById("increment");
+            const stamps = [];
+            const tap = () => {
+              stamps.push((performance.timeOrigin + performance.now()) * 1000);
+              button.click();
+              if (stamps.length < taps) setTimeout(tap, pace); else done(stamps);
+            };
+            tap();""", taps, pace)
+        if not wait_until(lambda: driver.execute_script("return window.sharedMirror.pending") == 0, 60):
+            say("taps still pending")
+            return 1
+        say(f"clock offset {offset:.0f} round trip {round_trip:.0f}")
+        say("taps " + " ".join(f"{stamp:.1f}" for stamp in stamps))
+        return 0
+    finally:
+        driver.quit()
+
+
+def watch(url, tabs, expected):
+    drivers = [open_tab(url) for _ in range(tabs)]
+    try:
+        if not all(connected(driver) for driver in drivers):
+            say("a tab did not connect")
+            return 1
+        say("ready")
+        for driver in drivers:
+            if not wait_until(lambda: shown(driver)[0] == expected, 120):
+                say("a tab shows " + shown(driver)[0])
+                return 1
+        say("done")
+        return 0
+    finally:
+        for driver in drivers:
+            driver.quit()
+
+
 def main():
+    if sys.argv[2] == "timed":
+        return timed(sys.argv[1], int(sys.argv[3]), int(sys.argv[4]))
+    if sys.argv[2] == "watch":
+        return watch(sys.argv[1], int(sys.argv[3]), sys.argv[4])
     url, scenario, tabs, taps, expected = sys.argv[1:6]
     screenshot = sys.argv[6] if len(sys.argv) > 6 else None
     tabs, taps = int(tabs), int(taps)
     drivers = [open_tab(url) for _ in range(tabs)]
     try:
         for driver in drivers:
-            connected = wait_until(
-                lambda: driver.find_element(By.ID, "connection").text == "connected", 30)
-            if not connected:
+            if not connected(driver):
                 say("a tab did not connect: " + driver.find_element(By.ID, "connection").text)
                 return 1
         say("ready")

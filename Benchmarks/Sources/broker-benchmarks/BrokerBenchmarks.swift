@@ -24,6 +24,8 @@ enum BrokerBenchmarks {
       try await Reader.run(Array(arguments.dropFirst()))
     case "clients":
       try ManyClients.run(Array(arguments.dropFirst()))
+    case "tapper":
+      try await Tapper.run(Array(arguments.dropFirst()))
     case "forwarder":
       try RawForwarder.serve(acknowledges: arguments.dropFirst().first == "acknowledging")
     case "run" where arguments.count >= 2:
@@ -36,7 +38,7 @@ enum BrokerBenchmarks {
       print(
         "usage: broker-benchmarks run BIN_DIR [RUNS [\(sections.joined(separator: "|"))...]]"
           + " | reader MODE ENDPOINT COUNT | clients MODE ROUTER PUBLISHER COUNT FIRST WRITES"
-          + " | forwarder [acknowledging]"
+          + " | forwarder [acknowledging] | tapper ROUTER TAPS PACE_MS"
       )
       exit(64)
     }
@@ -45,7 +47,7 @@ enum BrokerBenchmarks {
   /// The sections, in the order they run.
   static let sections = [
     "store-send", "latency", "throughput", "staleness", "contention", "scale", "durability",
-    "failover", "cluster", "short-lived", "cas", "clients",
+    "failover", "cluster", "short-lived", "cas", "clients", "web",
   ]
 
   static func harness(bin: String, runs: Int, only: Set<String>) async throws {
@@ -111,6 +113,11 @@ enum BrokerBenchmarks {
         rows.append(row)
       }
       report.clients(rows)
+    }
+    if wanted("web") {
+      var webRuns: [Runs.WebFrontRun] = []
+      for _ in 0..<runs { webRuns.append(try runner.webFront()) }
+      report.webFront(webRuns)
     }
     try report.write()
   }

@@ -410,6 +410,50 @@ struct Report {
       ])
   }
 
+  mutating func webFront(_ runs: [Runs.WebFrontRun]) {
+    func stat(_ path: (Runs.WebFrontRun) -> [Double], _ p: Double) -> [Double] {
+      runs.map { Distribution(path($0)).percentile(p) }
+    }
+    let (tab50, tab99) = (stat(\.tab, 0.5), stat(\.tab, 0.99))
+    let (terminal50, terminal99) = (stat(\.terminal, 0.5), stat(\.terminal, 0.99))
+    let ratio50 = zip(tab50, terminal50).map { $0 / $1 }
+    let ratio99 = zip(tab99, terminal99).map { $0 / $1 }
+    func verdict(_ ratios: [Double]) -> String { median(ratios) <= 1.5 ? "met" : "not met" }
+    section(
+      "Web front",
+      [
+        "A tap → the new value printed by a terminal `profile --print json` (its output line "
+          + "timed as the harness reads it), \(Runs.webTaps) taps \(Runs.webPace) ms apart per "
+          + "path and run: a tab in headless Chromium tapping the page's + button (the page times "
+          + "its taps on its wall clock, which Chromium takes from the machine's; read against it "
+          + "over loopback, it differed by a median \(format(median(runs.map { abs($0.clockOffset) }) / 1_000, 2)) ms, "
+          + "within half the \(format(median(runs.map(\.clockRoundTrip)) / 1_000, 2)) ms round trip of the "
+          + "reading), and, as the baseline, a terminal client in a process of its own making the "
+          + "same mutation as `counter`'s +. Both through one broker (`web` before it for the "
+          + "tab), one after the other in each run:",
+        "",
+        "| path | p50 | p99 | spread of p50 |",
+        "|---|---:|---:|---:|",
+        "| terminal client → profile | \(format(median(terminal50), 2)) ms | "
+          + "\(format(median(terminal99), 2)) ms | \(spread(terminal50)) |",
+        "| tab → `web` → profile | \(format(median(tab50), 2)) ms | \(format(median(tab99), 2)) ms "
+          + "| \(spread(tab50)) |",
+        "| ratio | **\(format(median(ratio50), 2))×** | **\(format(median(ratio99), 2))×** | "
+          + "\(spread(ratio50)) |",
+        "",
+        "Goal: p50 and p99 at most 1.5× the terminal client's: p50 **\(verdict(ratio50))**, "
+          + "p99 **\(verdict(ratio99))**.",
+        "",
+        "CPU per update while \(Runs.webTabs) tabs watch \(Runs.webUpdates) taps of a terminal "
+          + "client (4 ms apart; an update per applied write): `web` "
+          + "**\(format(median(runs.map(\.frontPerTab)))) µs per update per tab** "
+          + "(spread \(spread(runs.map(\.frontPerTab), 1))), against "
+          + "\(format(median(runs.map(\.profile)))) µs per update for a terminal `profile` "
+          + "(spread \(spread(runs.map(\.profile), 1))). The front relays each tab's messages "
+          + "as WebSocket text; the browser's own CPU is not counted.",
+      ])
+  }
+
   /// One row of the clients' table: per run, the raw forwarder's and the broker's.
   struct ClientsRow {
     let clients: Int

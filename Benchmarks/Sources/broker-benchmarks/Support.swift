@@ -116,11 +116,13 @@ final class Child: @unchecked Sendable {
   private let lock = NSLock()
   private var buffer = Data()
 
-  init(_ executable: String, _ arguments: [String]) throws {
+  /// Starts `executable`; with `collectingErrors`, what it writes to standard error (where the
+  /// programs log) is collected with its output.
+  init(_ executable: String, _ arguments: [String], collectingErrors: Bool = false) throws {
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     process.standardOutput = pipe
-    process.standardError = FileHandle.standardError
+    process.standardError = collectingErrors ? pipe : FileHandle.standardError
     pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
       let data = handle.availableData
       self?.lock.withLock { self?.buffer.append(data) }
