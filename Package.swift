@@ -304,6 +304,7 @@ let package = Package(
     .target(
       name: "TestSupport",
       dependencies: [
+        "Etcd",
         "SharedBrokerTesting",
         .product(name: "ConcurrencyExtras", package: "swift-concurrency-extras"),
         .product(name: "Subprocess", package: "swift-subprocess"),

@@ -10,6 +10,10 @@ import ZeroMQ
 /// the front adds no state of its own to the protocol. Requests the tab sends reach the DEALER
 /// in order; replies and published messages come out of ``outbound`` in the order the sockets
 /// gave them.
+///
+/// Of several brokers (a cluster), the relay uses one at a time and moves the tab to the next
+/// when a `HELLO` finds no broker there (no `WELCOME` within ``helloPatience``, or `unavailable`),
+/// as the Swift client moves; it learns the cluster's brokers from `WELCOME` and `BROKERS`.
 final class TabRelay: Sendable {
   /// What the relay hands the tab.
   enum Outbound: Sendable, Equatable {
@@ -28,19 +32,24 @@ final class TabRelay: Sendable {
   private let stopping = Atomic<Bool>(false)
   private let stopped = DispatchSemaphore(value: 0)
 
-  /// Connects to the broker at `broker` (CURVE with `credentials`) and starts the thread.
+  /// How long a `HELLO` may go unanswered before the tab moves to the next broker.
+  static let helloPatience = Duration.milliseconds(1_500)
+
+  /// Connects to the first of `brokers` (CURVE with `credentials`) and starts the thread.
   init(
-    context: Context, broker: String, credentials: BrokerClient.CurveCredentials?,
+    context: Context, brokers: [String], credentials: BrokerClient.CurveCredentials?,
     logger: Logger
   ) throws {
+    precondition(!brokers.isEmpty, "a relay needs a broker")
     (outbound, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     wake = try WakeUpSignal()
     let dealer = try Self.socket(context, .dealer, credentials)
     let subscriber = try Self.socket(context, .sub, credentials)
-    try dealer.connect(broker)
+    try dealer.connect(brokers[0])
+    try subscriber.set(.subscribe, Array(BrokerMessage.brokersTopic.utf8))
     let sockets = UncheckedSockets(dealer: dealer, subscriber: subscriber)
     let thread = Thread { [self] in
-      run(sockets, broker: broker, logger: logger)
+      run(sockets, brokers: brokers, logger: logger)
       stopped.signal()
     }
     thread.name = "web-tab"
@@ -79,7 +88,7 @@ final class TabRelay: Sendable {
     return socket
   }
 
-  private func run(_ sockets: UncheckedSockets, broker: String, logger: Logger) {
+  private func run(_ sockets: UncheckedSockets, brokers given: [String], logger: Logger) {
     let (dealer, subscriber) = (sockets.dealer, sockets.subscriber)
     defer {
       dealer.close()
@@ -89,6 +98,27 @@ final class TabRelay: Sendable {
     var poller = Poller()
     var subscribed: Set<String> = []
     var publisher: String?
+    var brokers = given
+    var current = 0
+    // When the `HELLO` now waiting for its `WELCOME` went out.
+    var helloSent: ContinuousClock.Instant?
+    func move() throws {
+      guard brokers.count > 1 else { return }
+      try? dealer.disconnect(brokers[current])
+      current = (current + 1) % brokers.count
+      try dealer.connect(brokers[current])
+      if let old = publisher {
+        try? subscriber.disconnect(old)
+        publisher = nil
+      }
+      logger.info("A tab moves to another broker", metadata: ["broker": "\(brokers[current])"])
+    }
+    func learn(_ cluster: [String]) {
+      guard !cluster.isEmpty else { return }
+      let endpoint = brokers[current]
+      brokers = cluster.contains(endpoint) ? cluster : [endpoint] + cluster
+      current = brokers.firstIndex(of: endpoint) ?? 0
+    }
     do {
       let dealerIndex = try poller.add(dealer)
       let subscriberIndex = try poller.add(subscriber)
@@ -98,6 +128,11 @@ final class TabRelay: Sendable {
         if ready.contains(wakeIndex) {
           wake.clear()
           for request in requests.withLock({ $0.take() }) {
+            if case .hello = request {
+              // The last HELLO found no broker: this one goes to the next.
+              if let sent = helloSent, ContinuousClock.now - sent >= Self.helloPatience { try move() }
+              if helloSent == nil { helloSent = .now }
+            }
             // A key's updates must flow before the broker answers its SYNC.
             if let key = Self.key(of: request), subscribed.insert(key).inserted {
               try subscriber.set(.subscribe, Array(key.utf8))
@@ -107,19 +142,36 @@ final class TabRelay: Sendable {
         }
         if ready.contains(dealerIndex) {
           while let frames = try dealer.receive(dontWait: true) {
-            if case .welcome(_, let announced, _, _)? = try? BrokerMessage(frames: frames) {
-              let endpoint = BrokerMessage.publisherEndpoint(announced: announced, router: broker)
+            // Only a WELCOME or an ERROR tells the relay anything: the rest pass undecoded.
+            let telling = frames.first == Self.welcome || frames.first == Self.error
+            switch telling ? try? BrokerMessage(frames: frames) : nil {
+            case .welcome(_, let announced, _, let cluster)?:
+              helloSent = nil
+              learn(cluster)
+              let endpoint = BrokerMessage.publisherEndpoint(
+                announced: announced, router: brokers[current])
               if endpoint != publisher {
                 if let publisher { try? subscriber.disconnect(publisher) }
                 try subscriber.connect(endpoint)
                 publisher = endpoint
               }
+            case .error(.unavailable, _, _, _)?:
+              // This broker is cut from its cluster: the tab's next HELLO goes elsewhere.
+              helloSent = .now - Self.helloPatience
+            default:
+              break
             }
             continuation.yield(.reply(frames))
           }
         }
         if ready.contains(subscriberIndex) {
           while let frames = try subscriber.receive(dontWait: true) {
+            if frames.first == Self.brokersTopic,
+              case .brokers(let cluster)? = try? BrokerMessage(published: frames)
+            {
+              learn(cluster)
+              continue
+            }
             continuation.yield(.published(frames))
           }
         }
@@ -128,6 +180,10 @@ final class TabRelay: Sendable {
       logger.error("A tab's broker sockets failed", metadata: ["error": "\(error)"])
     }
   }
+
+  private static let welcome = Data("WELCOME".utf8)
+  private static let error = Data("ERROR".utf8)
+  private static let brokersTopic = Data(BrokerMessage.brokersTopic.utf8)
 
   /// The key a request names, for the requests that name one.
   private static func key(of request: BrokerMessage) -> String? {

@@ -21,7 +21,7 @@ struct Web: AsyncParsableCommand {
     version: SharedMirrorRelease.description
   )
 
-  @Option(help: "The broker's endpoint, one broker (env SHARED_BROKER_URL).")
+  @Option(help: "The broker's endpoint, or a cluster's brokers separated by commas (env SHARED_BROKER_URL).")
   var broker = ProcessInfo.processInfo.environment["SHARED_BROKER_URL"] ?? "tcp://127.0.0.1:5555"
 
   @Option(help: "Where to serve the page, HOST:PORT.")
@@ -45,10 +45,10 @@ struct Web: AsyncParsableCommand {
   @OptionGroup var curve: CurveClientOptions
 
   func validate() throws {
-    guard !broker.contains(","), BrokerClient.isEndpoint(broker[...]) else {
+    guard brokers.allSatisfy({ BrokerClient.isEndpoint($0[...]) }) else {
       throw ValidationError(
-        "--broker (or SHARED_BROKER_URL) must be one broker's endpoint, such as "
-          + "tcp://127.0.0.1:5555, not \"\(broker)\".")
+        "--broker (or SHARED_BROKER_URL) must be a broker's endpoint, such as "
+          + "tcp://127.0.0.1:5555, or several separated by commas, not \"\(broker)\".")
     }
     guard Self.address(listen) != nil else {
       throw ValidationError("--listen must be HOST:PORT, such as 127.0.0.1:8080, not \"\(listen)\".")
@@ -58,6 +58,11 @@ struct Web: AsyncParsableCommand {
         "--broker-metrics (or SHARED_BROKER_METRICS_URL) must be HOST:PORT, such as 127.0.0.1:9555, "
           + "not \"\(brokerMetrics)\".")
     }
+  }
+
+  /// `--broker` split: each tab starts at the first and moves along them.
+  private var brokers: [String] {
+    broker.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
   }
 
   static func main() async {
@@ -82,7 +87,7 @@ struct Web: AsyncParsableCommand {
       return .upgrade([:])
     } onUpgrade: { inbound, outbound, _ in
       let relay = try TabRelay(
-        context: context, broker: broker, credentials: credentials, logger: logger)
+        context: context, brokers: brokers, credentials: credentials, logger: logger)
       try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
           for await message in relay.outbound {

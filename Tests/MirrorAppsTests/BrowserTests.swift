@@ -105,6 +105,29 @@ struct BrowserTests {
     if !withData { #expect(broker.printed.contains("Adopted a client's copy"), "\(broker.printed)") }
   }
 
+  /// Given a cluster's two brokers, a tab taps while the broker it talks to is SIGKILLed: the
+  /// front moves it to the other, and nothing is lost or counted twice.
+  @Test func aTabMovesToTheOtherBrokerOfItsCluster() async throws {
+    try await withEtcdCluster(members: 1) { etcd in
+      let (first, firstRouter, _) = try await startBroker(["--store", etcd.store])
+      defer { first.signal(SIGKILL) }
+      let (second, secondRouter, _) = try await startBroker(["--store", etcd.store])
+      defer { second.signal(SIGTERM) }
+      let (web, url) = try await Self.startWeb("\(firstRouter),\(secondRouter)")
+      defer { web.signal(SIGTERM) }
+      let tab = try await Self.browser([url, "slow", "1", "200", "200"])
+      #expect(await tab.waitForOutput(containing: "tapped 100") != nil, "\(tab.printed)")
+      first.signal(SIGKILL)
+      _ = await first.waitForExit()
+      #expect(await tab.waitForExit() == 0, "\(tab.printed)")
+      #expect(tab.printed.contains("tab 200 0\n"), "\(tab.printed)")
+      #expect(
+        try await Self.profileCount(secondRouter)
+          == #"{"count":200,"maxCount":200,"minCount":0,"numberOfCounts":200}"#)
+      #expect(web.printed.contains("A tab moves to another broker"), "\(web.printed)")
+    }
+  }
+
   /// The inspector shows the broker's figures (through `--broker-metrics`) and what the tab
   /// knows of its key: its version, and the writers whose writes it holds.
   @Test func theInspectorShowsTheBrokersClientsAndTheKeysWriters() async throws {

@@ -1,8 +1,7 @@
 import Etcd
-import Foundation
+public import Foundation
 import Synchronization
 import Testing
-import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -11,25 +10,30 @@ import TestSupport
 /// A real etcd cluster of `members` processes on loopback ports, in a temporary directory, for
 /// one test: `make test` installs `etcd-server`. Members can be killed and started again with
 /// their data, and the whole cluster can be replaced by an empty one.
-final class EtcdCluster: Sendable {
-  struct Member: Sendable {
-    let name: String
-    let clientPort: Int
-    let peerPort: Int
-    var clientURL: String { "http://127.0.0.1:\(clientPort)" }
-    var peerURL: String { "http://127.0.0.1:\(peerPort)" }
+public final class EtcdCluster: Sendable {
+  /// One member's name and loopback ports.
+  public struct Member: Sendable {
+    public let name: String
+    public let clientPort: Int
+    public let peerPort: Int
+    public var clientURL: String { "http://127.0.0.1:\(clientPort)" }
+    public var peerURL: String { "http://127.0.0.1:\(peerPort)" }
   }
 
-  let members: [Member]
-  let directory: URL
+  /// The members, in the order they were made.
+  public let members: [Member]
+  /// Where the members keep their data.
+  public let directory: URL
   private let token = "sm-test-\(UUID().uuidString.prefix(8))"
   private let processes: Mutex<[ChildProcess?]>
 
   /// `etcd://…` for the broker's `--store`.
-  var store: String { "etcd://" + members.map { "127.0.0.1:\($0.clientPort)" }.joined(separator: ",") }
-  var clientURLs: [String] { members.map(\.clientURL) }
+  public var store: String { "etcd://" + members.map { "127.0.0.1:\($0.clientPort)" }.joined(separator: ",") }
+  /// The members' client URLs.
+  public var clientURLs: [String] { members.map(\.clientURL) }
 
-  init(members count: Int = 3) async throws {
+  /// Starts `count` members and waits until they serve.
+  public init(members count: Int = 3) async throws {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("etcd-\(UUID())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     let ports = try freeLoopbackPorts(2 * count)
@@ -40,7 +44,7 @@ final class EtcdCluster: Sendable {
   }
 
   /// Starts member `index` (again, with its data if it ran before).
-  func start(_ index: Int) async throws {
+  public func start(_ index: Int) async throws {
     let member = members[index]
     let initial = members.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
     let process = try await ChildProcess(
@@ -59,7 +63,7 @@ final class EtcdCluster: Sendable {
   }
 
   /// SIGKILLs member `index` and waits for it to exit.
-  func kill(_ index: Int) async {
+  public func kill(_ index: Int) async {
     guard let process = processes.withLock({ $0[index] }) else { return }
     process.signal(SIGKILL)
     _ = await process.waitForExit()
@@ -67,7 +71,7 @@ final class EtcdCluster: Sendable {
   }
 
   /// Waits until the cluster answers a linearizable read (it has a leader and a quorum).
-  func waitUntilServing(timeout: Duration = .seconds(30)) async throws {
+  public func waitUntilServing(timeout: Duration = .seconds(30)) async throws {
     let client = EtcdClient(endpoints: clientURLs, requestTimeout: .milliseconds(500))
     defer { Task { try? await client.shutdown() } }
     let deadline = ContinuousClock.now + timeout
@@ -85,25 +89,29 @@ final class EtcdCluster: Sendable {
   }
 
   /// What the members printed.
-  var printed: String {
+  public var printed: String {
     processes.withLock { $0 }.compactMap { $0?.printed.suffix(2_000) }.joined(separator: "\n---\n")
   }
 
   /// Stops every member and removes the data.
-  func shutdown() async {
+  public func shutdown() async {
     for index in members.indices { await kill(index) }
     try? FileManager.default.removeItem(at: directory)
   }
 }
 
-struct EtcdDidNotStart: Error, CustomStringConvertible {
-  let reason: String
-  let output: String
-  var description: String { "etcd did not serve: \(reason)\n\(output)" }
+/// The cluster did not answer in time.
+public struct EtcdDidNotStart: Error, CustomStringConvertible {
+  /// The last error.
+  public let reason: String
+  /// What the members printed.
+  public let output: String
+  /// A readable explanation.
+  public var description: String { "etcd did not serve: \(reason)\n\(output)" }
 }
 
 /// Ports the kernel had free on 127.0.0.1, all held until every one is picked, so none repeats.
-func freeLoopbackPorts(_ count: Int) throws -> [Int] {
+public func freeLoopbackPorts(_ count: Int) throws -> [Int] {
   var descriptors: [Int32] = []
   defer { for descriptor in descriptors { close(descriptor) } }
   var ports: [Int] = []
@@ -128,7 +136,7 @@ func freeLoopbackPorts(_ count: Int) throws -> [Int] {
 }
 
 /// Runs `body` with a fresh etcd cluster, shut down afterwards whatever happens.
-func withEtcdCluster<R>(
+public func withEtcdCluster<R>(
   members: Int = 3, _ body: (EtcdCluster) async throws -> R
 ) async throws -> R {
   let cluster = try await EtcdCluster(members: members)
