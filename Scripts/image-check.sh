@@ -111,10 +111,19 @@ wait_for "$work/web.log" "Serving the page" $web
 page=$(grep -o 'url=[^ ]*' "$work/web.log" | head -1 | cut -d= -f2)
 [[ -n "$page" ]] || { cat "$work/web.log"; fail "web did not start in the image"; }
 fetch() { /usr/bin/python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "$1"; }
-fetch "$page" | grep -q "<title>SharedMirror</title>" || fail "web served no page in the image"
-fetch "${page}shared-mirror.js" | grep -q "class SharedMirror" || fail "web served no client script"
-figures=$(fetch "${page}inspect")
-[[ "$figures" == *'"keys":1'*'"writesApplied":'* ]] || fail "web's inspector read $figures from the broker"
+# Whole, not piped to `grep -q`: its early exit breaks the pipe under pipefail.
+served=$(fetch "$page")
+[[ "$served" == *"<title>SharedMirror</title>"* ]] || fail "web served no page in the image"
+served=$(fetch "${page}shared-mirror.js")
+[[ "$served" == *"class SharedMirror"* ]] || fail "web served no client script"
+# The broker hands its figures to its metrics a few times a second.
+for _ in $(seq 100); do
+  figures=$(fetch "${page}inspect")
+  [[ "$figures" == *'"keys":1,'* && "$figures" == *'"writesApplied":'[1-9]* ]] && break
+  sleep 0.1
+done
+[[ "$figures" == *'"keys":1,'* && "$figures" == *'"writesApplied":'[1-9]* ]] \
+  || fail "web's inspector read $figures from the broker"
 kill $web
 
 # A cluster in small: two brokers of the image share one etcd member (this machine's

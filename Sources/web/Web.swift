@@ -164,7 +164,9 @@ struct Web: AsyncParsableCommand {
     } else {
       inspection.problem = "start web with --broker-metrics to see the broker's clients and writes"
     }
-    return page(Array(try JSONEncoder().encode(inspection)), "application/json")
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    return page(Array(try encoder.encode(inspection)), "application/json")
   }
 
   private static func page(_ bytes: [UInt8], _ type: String) -> Response {
