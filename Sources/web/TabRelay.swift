@@ -102,8 +102,17 @@ final class TabRelay: Sendable {
     var current = 0
     // When the `HELLO` now waiting for its `WELCOME` went out.
     var helloSent: ContinuousClock.Instant?
+    // Whether the front said that no broker answers this tab (once until one does).
+    var saidUnanswered = false
     func move() throws {
-      guard brokers.count > 1 else { return }
+      guard brokers.count > 1 else {
+        if !saidUnanswered {
+          logger.warning(
+            "No broker answers a tab's HELLO", metadata: ["broker": "\(brokers[current])"])
+          saidUnanswered = true
+        }
+        return
+      }
       try? dealer.disconnect(brokers[current])
       current = (current + 1) % brokers.count
       try dealer.connect(brokers[current])
@@ -129,8 +138,11 @@ final class TabRelay: Sendable {
           wake.clear()
           for request in requests.withLock({ $0.take() }) {
             if case .hello = request {
-              // The last HELLO found no broker: this one goes to the next.
-              if let sent = helloSent, ContinuousClock.now - sent >= Self.helloPatience { try move() }
+              // The last HELLO found no broker: this one goes to the next, which gets as long.
+              if let sent = helloSent, ContinuousClock.now - sent >= Self.helloPatience {
+                try move()
+                helloSent = .now
+              }
               if helloSent == nil { helloSent = .now }
             }
             // A key's updates must flow before the broker answers its SYNC.
@@ -147,6 +159,7 @@ final class TabRelay: Sendable {
             switch telling ? try? BrokerMessage(frames: frames) : nil {
             case .welcome(_, let announced, _, let cluster)?:
               helloSent = nil
+              saidUnanswered = false
               learn(cluster)
               let endpoint = BrokerMessage.publisherEndpoint(
                 announced: announced, router: brokers[current])

@@ -53,10 +53,10 @@ struct Web: AsyncParsableCommand {
     guard Self.address(listen) != nil else {
       throw ValidationError("--listen must be HOST:PORT, such as 127.0.0.1:8080, not \"\(listen)\".")
     }
-    if let brokerMetrics, Self.address(brokerMetrics) == nil {
+    if let brokerMetrics, Self.metricsAddress(brokerMetrics) == nil {
       throw ValidationError(
         "--broker-metrics (or SHARED_BROKER_METRICS_URL) must be HOST:PORT, such as 127.0.0.1:9555, "
-          + "not \"\(brokerMetrics)\".")
+          + "or the URL the broker's \"Metrics listening\" line names, not \"\(brokerMetrics)\".")
     }
   }
 
@@ -115,7 +115,7 @@ struct Web: AsyncParsableCommand {
     }
     router.get("/app.js") { _, _ in Self.page(PackageResources.app_js, "text/javascript; charset=utf-8") }
     router.get("/style.css") { _, _ in Self.page(PackageResources.style_css, "text/css; charset=utf-8") }
-    let metricsURL = brokerMetrics.map { "http://\($0)/metrics" }
+    let metricsURL = brokerMetrics.flatMap(Self.metricsAddress).map { "http://\($0)/metrics" }
     router.get("/inspect") { _, _ in try await Self.inspect(metricsURL) }
     let app = Application(
       router: router,
@@ -137,6 +137,8 @@ struct Web: AsyncParsableCommand {
       // NIO's description names the system call, not the address.
       throw ServeError(
         description: "cannot serve on \(listen): \(String(cString: strerror(error.errnoCode)))")
+    } catch is SocketAddressError, is SocketAddressError.UnknownHost {
+      throw ServeError(description: "cannot serve on \(listen): no such address on this machine")
     }
     context.terminate()
   }
@@ -159,13 +161,13 @@ struct Web: AsyncParsableCommand {
           inspection.problem = "\(metricsURL) answered \(response.status.code) without the broker's figures"
         }
       } catch {
-        inspection.problem = "\(metricsURL) does not answer: \(error)"
+        inspection.problem = "the broker's metrics at \(metricsURL) do not answer"
       }
     } else {
       inspection.problem = "start web with --broker-metrics to see the broker's clients and writes"
     }
     let encoder = JSONEncoder()
-    encoder.outputFormatting = .sortedKeys
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     return page(Array(try encoder.encode(inspection)), "application/json")
   }
 
@@ -173,6 +175,15 @@ struct Web: AsyncParsableCommand {
     Response(
       status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
       body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+  }
+
+  /// `--broker-metrics` as HOST:PORT: given so, or as `http://HOST:PORT[/metrics]`.
+  static func metricsAddress(_ text: String) -> String? {
+    var address = Substring(text)
+    if address.hasPrefix("http://") { address = address.dropFirst("http://".count) }
+    if address.hasSuffix("/metrics") { address = address.dropLast("/metrics".count) }
+    if address.hasSuffix("/") { address = address.dropLast() }
+    return Self.address(String(address)) == nil ? nil : String(address)
   }
 
   /// `HOST:PORT` split, or `nil` (for a URL such as `tcp://host:port` too).

@@ -151,6 +151,8 @@ class SharedKey {
   /// The broker applied this tab's own write `write`: the unresolved writes before it can never
   /// be applied now (the broker's record of this tab's last write is past them).
   applied(write) {
+    // A write went through: what the broker refused before is over.
+    this.mirror.problem = null;
     this.record(this.mirror.clientID, write);
     this.confirmInFlight();
     this.unresolved = this.unresolved.filter((sent) => sent.write > write);
@@ -211,7 +213,6 @@ class SharedKey {
 
   ack(write, version) {
     if (!this.inFlight || write !== this.inFlight.write) return;
-    this.mirror.problem = null;
     if (version > this.confirmed.version) {
       const { value } = this.inFlight;
       this.confirmed = { version, value, text: encode(value) };
@@ -264,6 +265,11 @@ export class SharedMirror {
     this.problem = null;
     this.open();
     this.timer = setInterval(() => this.tick(), heartbeat);
+    // Taps the broker has not confirmed live only in this tab: leaving it loses them, as
+    // quitting a terminal program does, so the browser asks first.
+    addEventListener("beforeunload", (event) => {
+      if (this.pending > 0) event.preventDefault();
+    });
   }
 
   static defaultURL() {
