@@ -181,6 +181,11 @@ def main():
 
         def tap(driver):
             button = driver.find_element(By.ID, "increment")
+            # Counts the clicks that reach the button, so that a click lost on the way (the
+            # page moved under it) is told apart from a tap the protocol lost.
+            driver.execute_script(
+                "window.clicksReceived = 0;"
+                "arguments[0].addEventListener('click', () => window.clicksReceived++);", button)
             for index in range(taps):
                 button.click()
                 if index + 1 == taps // 2:
@@ -195,6 +200,10 @@ def main():
             thread.join()
         status = 0
         for driver in drivers:
+            received = driver.execute_script("return window.clicksReceived")
+            if received != taps:
+                say(f"only {received} of the {taps} clicks reached the button")
+                status = 1
             if not wait_until(lambda: shown(driver) == (expected, 0), 60):
                 status = 1
             count, pending = shown(driver)

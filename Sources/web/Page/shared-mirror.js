@@ -415,7 +415,9 @@ export class SharedMirror {
       }
       case "ERROR": {
         const [code, text, name, write] = fields;
-        this.problem = `${code}: ${text}`;
+        // A broker collecting copies after a restart (seeding) only asks to wait: the tab
+        // retries by itself, and the pending count already says that taps wait.
+        if (code !== "seeding") this.problem = `${code}: ${text}`;
         if (code === "hello" || code === "unavailable") {
           this.lose("disconnected");
         } else if (name) {
