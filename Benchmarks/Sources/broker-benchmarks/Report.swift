@@ -640,12 +640,7 @@ struct Report {
 
 /// What a command prints, trimmed; `nil` if it fails.
 func output(_ executable: String, _ arguments: [String]) -> String? {
-  let process = Process()
-  let pipe = Pipe()
-  process.executableURL = URL(fileURLWithPath: executable)
-  process.arguments = arguments
-  process.standardOutput = pipe
-  process.standardError = FileHandle.nullDevice
+  let (process, pipe) = pipedProcess(executable, arguments)
   guard (try? process.run()) != nil else { return nil }
   let data = pipe.fileHandleForReading.readDataToEndOfFile()
   process.waitUntilExit()

@@ -9,12 +9,7 @@ final class StampedLines: @unchecked Sendable {
   private let lines = Mutex<[(time: Double, line: String)]>([])
 
   init(_ executable: String, _ arguments: [String]) throws {
-    let process = Process()
-    let pipe = Pipe()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
+    let (process, pipe) = pipedProcess(executable, arguments)
     self.process = process
     let descriptor = pipe.fileHandleForReading.fileDescriptor
     // A thread of its own, blocked in read(2): each line is stamped as soon as it arrives.

@@ -109,6 +109,18 @@ func format(_ value: Double, _ digits: Int = 1) -> String {
   String(format: "%.\(digits)f", value)
 }
 
+/// A process of `executable`, not started yet, whose output goes to the returned pipe and whose
+/// errors go nowhere.
+func pipedProcess(_ executable: String, _ arguments: [String]) -> (Process, Pipe) {
+  let process = Process()
+  let pipe = Pipe()
+  process.executableURL = URL(fileURLWithPath: executable)
+  process.arguments = arguments
+  process.standardOutput = pipe
+  process.standardError = FileHandle.nullDevice
+  return (process, pipe)
+}
+
 /// A child process whose output is collected line by line.
 final class Child: @unchecked Sendable {
   let process = Process()
