@@ -32,11 +32,15 @@ build: deps
 
 # Then from outside: a package that depends on this one (Examples/Consumer), and the compose
 # image's programs in a root file system with only the runtime stage's packages.
-# The browser tests and the simulation run on their own afterwards: headless Chromium and the
-# seeds keep both cores busy, which would slow the timing-sensitive tests down.
+# The tests that bound wall-clock time (a terminal's screen within seconds, a broker's exit
+# within one) run on their own after the rest, which keeps both cores busy with brokers, etcd
+# members and tmux sessions; then the browser tests and the simulation, whose headless Chromium
+# and seeds would slow them down.
+TIMED_TESTS := TerminalUITests|BrokerProcessTests
 test: deps
 	$(SWIFT) build $(LOCKED) --build-tests
-	$(SWIFT) test --skip-build --skip SimulationTests --skip BrowserTests
+	$(SWIFT) test --skip-build --skip SimulationTests --skip BrowserTests --skip '$(TIMED_TESTS)'
+	$(SWIFT) test --skip-build --filter '$(TIMED_TESTS)'
 	$(SWIFT) test --skip-build --filter BrowserTests
 	$(SWIFT) test --skip-build --filter SimulationTests
 	SWIFT=$(SWIFT) Scripts/consumer-check.sh
