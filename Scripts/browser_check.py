@@ -20,6 +20,12 @@ For `make bench` (the web front's section):
       performance.timeOrigin is this machine's wall clock).
   browser_check.py URL watch TABS EXPECTED
       Opens TABS tabs, prints "ready" once all are connected, "done" once all show EXPECTED.
+
+With no broker to answer yet:
+  browser_check.py URL unsynced EXPECTED
+      Opens a tab and prints what it shows before any broker answered: "unsynced STATE COUNT
+      PROFILE_COUNT MAX MIN TAPS", then waits until it shows EXPECTED (a broker started
+      meanwhile) and prints "tab COUNT PENDING".
 """
 import http.server
 import sys
@@ -163,7 +169,26 @@ def watch(url, tabs, expected):
             driver.quit()
 
 
+def unsynced(url, expected):
+    driver = open_tab(url)
+    try:
+        if not wait_until(lambda: driver.execute_script("return window.sharedMirror !== undefined"), 30):
+            say("the page did not load")
+            return 1
+        texts = [driver.find_element(By.ID, name).text
+                 for name in ["connection", "count", "profile-count", "max", "min", "taps"]]
+        say("unsynced " + " ".join(texts))
+        status = 0 if wait_until(lambda: shown(driver) == (expected, 0), 60) else 1
+        count, pending = shown(driver)
+        say(f"tab {count} {pending}")
+        return status
+    finally:
+        driver.quit()
+
+
 def main():
+    if sys.argv[2] == "unsynced":
+        return unsynced(sys.argv[1], sys.argv[3])
     if sys.argv[2] == "timed":
         return timed(sys.argv[1], int(sys.argv[3]), int(sys.argv[4]))
     if sys.argv[2] == "watch":

@@ -105,6 +105,32 @@ struct BrowserTests {
     if !withData { #expect(broker.printed.contains("Adopted a client's copy"), "\(broker.printed)") }
   }
 
+  /// A tab opened while no broker answers shows no count (a 0 would be a false one), then the
+  /// broker's count once a broker answers.
+  @Test func aTabShowsNoCountUntilTheBrokerAnswers() async throws {
+    let data = FileManager.default.temporaryDirectory
+      .appendingPathComponent("sharedmirror-web-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: data) }
+    var (broker, router, publisher) = try await startBroker(["--data", data.path])
+    let counter = try await ChildProcess(
+      "counter", ["--broker", router, "--script", "+x7", "--print", "json", "--timeout", "30"])
+    #expect(await counter.waitForExit() == 0, "\(counter.printed)")
+    broker.signal(SIGTERM)
+    _ = await broker.waitForExit()
+    let (web, url) = try await Self.startWeb(router)
+    defer { web.signal(SIGTERM) }
+    let tab = try await Self.browser([url, "unsynced", "7"])
+    let printed = try #require(await tab.waitForOutput(containing: "unsynced "), "\(tab.printed)")
+    let shown = try #require(printed.split(separator: "\n").first { $0.hasPrefix("unsynced ") })
+    #expect(shown.hasSuffix(" – – – – –"), "\(shown)")
+    #expect(!shown.contains("unsynced connected"), "\(shown)")
+    broker = try await ChildProcess(
+      "broker", ["--listen", router, "--publish", publisher, "--data", data.path])
+    defer { broker.signal(SIGTERM) }
+    #expect(await tab.waitForExit() == 0, "\(tab.printed)")
+    #expect(tab.printed.contains("tab 7 0\n"), "\(tab.printed)")
+  }
+
   /// Given a cluster's two brokers, a tab taps while the broker it talks to is SIGKILLed: the
   /// front moves it to the other, and nothing is lost or counted twice.
   @Test func aTabMovesToTheOtherBrokerOfItsCluster() async throws {

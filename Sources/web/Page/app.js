@@ -41,16 +41,22 @@ element("decrement").onclick = () =>
 element("reset").onclick = () => stats.withLock(() => ({ count: 0, maxCount: 0, minCount: 0, numberOfCounts: 0 }));
 element("prime").onclick = () => {
   const count = stats.value.count;
-  element("alert-text").textContent = isPrime(count) ? `👍 The number ${count} is prime!` : `👎 The number ${count} is not prime :(`;
+  element("alert-text").textContent = !stats.synced
+    ? "The count is not known until the broker answers."
+    : isPrime(count)
+      ? `👍 The number ${count} is prime!`
+      : `👎 The number ${count} is not prime :(`;
   element("alert").showModal();
 };
 
-stats.subscribe((value) => {
-  element("count").textContent = value.count;
-  element("profile-count").textContent = value.count;
-  element("max").textContent = value.maxCount;
-  element("min").textContent = value.minCount;
-  element("taps").textContent = value.numberOfCounts;
+// Until the broker answers, the page shows no count: a 0 there would be a false one.
+stats.subscribe((value, key) => {
+  const shown = (number) => (key.synced ? String(number) : "–");
+  element("count").textContent = shown(value.count);
+  element("profile-count").textContent = shown(value.count);
+  element("max").textContent = shown(value.maxCount);
+  element("min").textContent = shown(value.minCount);
+  element("taps").textContent = shown(value.numberOfCounts);
 });
 
 mirror.subscribe(() => {
@@ -82,6 +88,8 @@ function drawChart() {
   element("inspect-chart").innerHTML = points.length
     ? `<polyline points="${first},60 ${points.join(" ")} ${last},60"></polyline>`
     : "";
+  // The chart's height is the minute's peak, so the peak is what its top means.
+  element("inspect-peak").textContent = points.length ? `top: ${top.toFixed(top < 10 ? 1 : 0)} per second` : "";
 }
 
 function showKey() {

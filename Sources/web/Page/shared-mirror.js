@@ -63,6 +63,12 @@ class SharedKey {
     return this.confirmed.version;
   }
 
+  /// Whether a broker has told this tab the key's value yet: until then `value` is the initial
+  /// value with this tab's taps on it, not the count the others see.
+  get synced() {
+    return this.instance !== null;
+  }
+
   /// Mutates the value: `mutate` gets a copy and changes it in place (or returns a new value). It
   /// runs again on every newer value the broker confirms until its write is confirmed.
   withLock(mutate) {
