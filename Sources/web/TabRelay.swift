@@ -12,8 +12,11 @@ import ZeroMQ
 /// gave them.
 ///
 /// Of several brokers (a cluster), the relay uses one at a time and moves the tab to the next
-/// when a `HELLO` finds no broker there (no `WELCOME` within ``helloPatience``, or `unavailable`),
-/// as the Swift client moves; it learns the cluster's brokers from `WELCOME` and `BROKERS`.
+/// when its connection to the broker drops, as the Swift client does, or when a `HELLO` finds no
+/// broker there (no `WELCOME` within ``helloPatience``, or `unavailable`). It learns the
+/// cluster's brokers from `WELCOME` and `BROKERS` and keeps them in the Swift client's
+/// ``BrokerList``. After a move on a dropped connection the relay tells the tab `ERROR hello`,
+/// the protocol's word for a connection that has not said `HELLO`.
 final class TabRelay: Sendable {
   /// What the relay hands the tab.
   enum Outbound: Sendable, Equatable {
@@ -49,7 +52,7 @@ final class TabRelay: Sendable {
     try subscriber.set(.subscribe, Array(BrokerMessage.brokersTopic.utf8))
     let sockets = UncheckedSockets(dealer: dealer, subscriber: subscriber)
     let thread = Thread { [self] in
-      run(sockets, brokers: brokers, logger: logger)
+      run(sockets, context: context, brokers: brokers, logger: logger)
       stopped.signal()
     }
     thread.name = "web-tab"
@@ -88,9 +91,14 @@ final class TabRelay: Sendable {
     return socket
   }
 
-  private func run(_ sockets: UncheckedSockets, brokers given: [String], logger: Logger) {
+  private func run(
+    _ sockets: UncheckedSockets, context: Context, brokers given: [String], logger: Logger
+  ) {
     let (dealer, subscriber) = (sockets.dealer, sockets.subscriber)
+    // Tells when the DEALER's connection drops (a broker killed or stopped).
+    let monitor = try? SocketMonitor(watching: dealer, context: context)
     defer {
+      monitor?.close()
       dealer.close()
       subscriber.close()
       continuation.finish()
@@ -98,40 +106,35 @@ final class TabRelay: Sendable {
     var poller = Poller()
     var subscribed: Set<String> = []
     var publisher: String?
-    var brokers = given
-    var current = 0
+    var brokers = BrokerList(given: given)
     // When the `HELLO` now waiting for its `WELCOME` went out.
     var helloSent: ContinuousClock.Instant?
     // Whether the front said that no broker answers this tab (once until one does).
     var saidUnanswered = false
-    func move() throws {
-      guard brokers.count > 1 else {
+    func move(_ reason: String) throws {
+      let left = brokers.current
+      guard brokers.moveToNext() else {
         if !saidUnanswered {
-          logger.warning(
-            "No broker answers a tab's HELLO", metadata: ["broker": "\(brokers[current])"])
+          logger.warning("No broker answers a tab's HELLO", metadata: ["broker": "\(left)"])
           saidUnanswered = true
         }
         return
       }
-      try? dealer.disconnect(brokers[current])
-      current = (current + 1) % brokers.count
-      try dealer.connect(brokers[current])
+      try? dealer.disconnect(left)
+      try dealer.connect(brokers.current)
       if let old = publisher {
         try? subscriber.disconnect(old)
         publisher = nil
       }
-      logger.info("A tab moves to another broker", metadata: ["broker": "\(brokers[current])"])
-    }
-    func learn(_ cluster: [String]) {
-      guard !cluster.isEmpty else { return }
-      let endpoint = brokers[current]
-      brokers = cluster.contains(endpoint) ? cluster : [endpoint] + cluster
-      current = brokers.firstIndex(of: endpoint) ?? 0
+      logger.info(
+        "A tab moves to another broker",
+        metadata: ["broker": "\(brokers.current)", "reason": "\(reason)"])
     }
     do {
       let dealerIndex = try poller.add(dealer)
       let subscriberIndex = try poller.add(subscriber)
       let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
+      let monitorIndex = try monitor.map { try poller.add($0.socket) }
       while !stopping.load(ordering: .sequentiallyConsistent) {
         let ready = try poller.poll(timeout: .seconds(1))
         if ready.contains(wakeIndex) {
@@ -140,7 +143,7 @@ final class TabRelay: Sendable {
             if case .hello = request {
               // The last HELLO found no broker: this one goes to the next, which gets as long.
               if let sent = helloSent, ContinuousClock.now - sent >= Self.helloPatience {
-                try move()
+                try move("its HELLO found no broker")
                 helloSent = .now
               }
               if helloSent == nil { helloSent = .now }
@@ -152,6 +155,18 @@ final class TabRelay: Sendable {
             _ = try dealer.send(request.frames, dontWait: true)
           }
         }
+        if let monitor, let monitorIndex, ready.contains(monitorIndex) {
+          while let event = try monitor.receive() {
+            // Only the current broker's drop counts: after a move, the old one's is no news.
+            if event.kind == .disconnected, event.endpoint == brokers.current, brokers.hasOthers {
+              try move("its connection dropped")
+              helloSent = nil
+              // The cluster's brokers share an instance, so nothing the next one answers would
+              // tell the tab it moved: the protocol's own word for a new connection does.
+              continuation.yield(.reply(Self.moved))
+            }
+          }
+        }
         if ready.contains(dealerIndex) {
           while let frames = try dealer.receive(dontWait: true) {
             // Only a WELCOME or an ERROR tells the relay anything: the rest pass undecoded.
@@ -160,9 +175,9 @@ final class TabRelay: Sendable {
             case .welcome(_, let announced, _, let cluster)?:
               helloSent = nil
               saidUnanswered = false
-              learn(cluster)
+              _ = brokers.learn(cluster)
               let endpoint = BrokerMessage.publisherEndpoint(
-                announced: announced, router: brokers[current])
+                announced: announced, router: brokers.current)
               if endpoint != publisher {
                 if let publisher { try? subscriber.disconnect(publisher) }
                 try subscriber.connect(endpoint)
@@ -182,7 +197,7 @@ final class TabRelay: Sendable {
             if frames.first == Self.brokersTopic,
               case .brokers(let cluster)? = try? BrokerMessage(published: frames)
             {
-              learn(cluster)
+              _ = brokers.learn(cluster)
               continue
             }
             continuation.yield(.published(frames))
@@ -194,6 +209,11 @@ final class TabRelay: Sendable {
     }
   }
 
+  /// What a tab hears when the front moved it: say `HELLO` to the new broker and sync again.
+  private static let moved = BrokerMessage.error(
+    code: .helloFirst, message: "the front moved this tab to another broker of the cluster",
+    key: nil, write: nil
+  ).frames
   private static let welcome = Data("WELCOME".utf8)
   private static let error = Data("ERROR".utf8)
   private static let brokersTopic = Data(BrokerMessage.brokersTopic.utf8)

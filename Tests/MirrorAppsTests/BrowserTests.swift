@@ -132,7 +132,7 @@ struct BrowserTests {
   }
 
   /// Given a cluster's two brokers, a tab taps while the broker it talks to is SIGKILLed: the
-  /// front moves it to the other, and nothing is lost or counted twice.
+  /// front moves it to the other as the connection drops, and nothing is lost or counted twice.
   @Test func aTabMovesToTheOtherBrokerOfItsCluster() async throws {
     try await withEtcdCluster(members: 1) { etcd in
       let (first, firstRouter, _) = try await startBroker(["--store", etcd.store])
@@ -150,6 +150,8 @@ struct BrowserTests {
       #expect(
         try await Self.profileCount(secondRouter)
           == #"{"count":200,"maxCount":200,"minCount":0,"numberOfCounts":200}"#)
+      // At once, on the dropped connection, not after a HELLO went unanswered.
+      #expect(web.printed.contains("reason=its connection dropped"), "\(web.printed)")
       #expect(web.printed.contains("A tab moves to another broker"), "\(web.printed)")
     }
   }

@@ -421,10 +421,14 @@ export class SharedMirror {
       }
       case "ERROR": {
         const [code, text, name, write] = fields;
-        // A broker collecting copies after a restart (seeding) only asks to wait: the tab
-        // retries by itself, and the pending count already says that taps wait.
-        if (code !== "seeding") this.problem = `${code}: ${text}`;
-        if (code === "hello" || code === "unavailable") {
+        // A broker collecting copies after a restart (seeding) only asks to wait, and one that
+        // does not know this tab (hello: new, restarted, or another of the cluster) to say
+        // HELLO: neither refuses a tap, and the pending count already says that taps wait.
+        if (code !== "seeding" && code !== "hello") this.problem = `${code}: ${text}`;
+        if (code === "hello") {
+          this.lose("syncing");
+          this.hello();
+        } else if (code === "unavailable") {
           this.lose("disconnected");
         } else if (name) {
           key(name)?.refused(code, Number(write ?? 0));
