@@ -1,15 +1,19 @@
+import Dispatch
 import Foundation
 import Logging
 import SharedBroker
 import SharedBrokerProtocol
-import Synchronization
 import ZeroMQ
 
-/// One tab's way to the broker: a DEALER and a SUB of its own, driven by a thread of its own, so
-/// that the broker sees the tab as the client it is (its own `HELLO`, its own connection) and
-/// the front adds no state of its own to the protocol. Requests the tab sends reach the DEALER
-/// in order; replies and published messages come out of ``outbound`` in the order the sockets
-/// gave them.
+/// One tab's way to the broker: a DEALER and a SUB of its own, so that the broker sees the tab as
+/// the client it is (its own `HELLO`, its own connection) and the front adds no state of its own
+/// to the protocol. Unchecked `Sendable`: its mutable state is used only on its queue. Requests the tab sends reach the DEALER in order; replies and published
+/// messages come out of ``outbound`` in the order the sockets gave them.
+///
+/// The relay has no thread: a tab's request is sent on the caller's thread, and what the sockets
+/// receive is read when their descriptors say so (dispatch sources). One serial queue orders
+/// every use of the sockets, which ZeroMQ requires; a send runs on it synchronously, so a tap
+/// reaches the DEALER without waking another thread.
 ///
 /// Of several brokers (a cluster), the relay uses one at a time and moves the tab to the next
 /// when its connection to the broker drops, as the Swift client does, or when a `HELLO` finds no
@@ -17,7 +21,7 @@ import ZeroMQ
 /// cluster's brokers from `WELCOME` and `BROKERS` and keeps them in the Swift client's
 /// ``BrokerList``. After a move on a dropped connection the relay tells the tab `ERROR hello`,
 /// the protocol's word for a connection that has not said `HELLO`.
-final class TabRelay: Sendable {
+final class TabRelay: @unchecked Sendable {
   /// What the relay hands the tab.
   enum Outbound: Sendable, Equatable {
     /// A reply from the broker's ROUTER.
@@ -29,53 +33,86 @@ final class TabRelay: Sendable {
   /// What the broker sent the tab, in order.
   let outbound: AsyncStream<Outbound>
   private let continuation: AsyncStream<Outbound>.Continuation
-  /// The tab's requests, waiting for the thread.
-  private let requests = Mutex<[BrokerMessage]>([])
-  private let wake: WakeUpSignal
-  private let stopping = Atomic<Bool>(false)
-  private let stopped = DispatchSemaphore(value: 0)
+  private let logger: Logger
+  /// Every use of the sockets and of the state below runs on this queue.
+  private let queue = DispatchQueue(label: "web-tab")
+  private let dealer: Socket
+  private let subscriber: Socket
+  /// Tells when the DEALER's connection drops (a broker killed or stopped).
+  private let monitor: SocketMonitor
+  /// Read sources on the sockets' descriptors; they end before the sockets close.
+  private var sources: [any DispatchSourceRead] = []
+  private let sourcesCancelled = DispatchGroup()
+  private var closed = false
+  private var brokers: BrokerList
+  private var subscribed: Set<String> = []
+  private var publisher: String?
+  /// When the `HELLO` now waiting for its `WELCOME` went out.
+  private var helloSent: ContinuousClock.Instant?
+  /// Whether the front said that no broker answers this tab (once until one does).
+  private var saidUnanswered = false
 
   /// How long a `HELLO` may go unanswered before the tab moves to the next broker.
   static let helloPatience = Duration.milliseconds(1_500)
 
-  /// Connects to the first of `brokers` (CURVE with `credentials`) and starts the thread.
+  /// Connects to the first of `brokers` (CURVE with `credentials`) and starts reading.
   init(
-    context: Context, brokers: [String], credentials: BrokerClient.CurveCredentials?,
+    context: Context, brokers given: [String], credentials: BrokerClient.CurveCredentials?,
     logger: Logger
   ) throws {
-    precondition(!brokers.isEmpty, "a relay needs a broker")
+    precondition(!given.isEmpty, "a relay needs a broker")
     (outbound, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
-    wake = try WakeUpSignal()
-    let dealer = try Self.socket(context, .dealer, credentials)
-    let subscriber = try Self.socket(context, .sub, credentials)
-    try dealer.connect(brokers[0])
+    self.logger = logger
+    brokers = BrokerList(given: given)
+    dealer = try Self.socket(context, .dealer, credentials)
+    subscriber = try Self.socket(context, .sub, credentials)
+    monitor = try SocketMonitor(watching: dealer, context: context)
+    try dealer.connect(given[0])
     try subscriber.set(.subscribe, Array(BrokerMessage.brokersTopic.utf8))
-    let sockets = UncheckedSockets(dealer: dealer, subscriber: subscriber)
-    let thread = Thread { [self] in
-      run(sockets, context: context, brokers: brokers, logger: logger)
-      stopped.signal()
+    try queue.sync {
+      for socket in [dealer, subscriber, monitor.socket] {
+        let source = DispatchSource.makeReadSource(
+          fileDescriptor: try socket.get(.fileDescriptor), queue: queue)
+        source.setEventHandler { [weak self] in self?.drain() }
+        sourcesCancelled.enter()
+        source.setCancelHandler { [sourcesCancelled] in sourcesCancelled.leave() }
+        source.resume()
+        sources.append(source)
+      }
     }
-    thread.name = "web-tab"
-    thread.start()
   }
 
-  /// Hands the thread a request for the broker.
+  /// Sends a request to the broker, on the caller's thread.
   func send(_ request: BrokerMessage) {
-    requests.withLock { $0.append(request) }
-    wake.signal()
+    queue.sync {
+      guard !closed else { return }
+      do {
+        try forward(request)
+      } catch {
+        logger.error("A tab's broker sockets failed", metadata: ["error": "\(error)"])
+      }
+      // A send may have taken in what the descriptors would have told of.
+      drain()
+    }
   }
 
-  /// Stops the thread and closes the sockets; ``outbound`` finishes.
+  /// Stops reading and closes the sockets; ``outbound`` finishes.
   func close() {
-    guard !stopping.exchange(true, ordering: .sequentiallyConsistent) else { return }
-    wake.signal()
-    stopped.wait()
-  }
-
-  /// The sockets, created on the caller's thread and used only by the relay's thread after.
-  private struct UncheckedSockets: @unchecked Sendable {
-    let dealer: Socket
-    let subscriber: Socket
+    let cancelled = queue.sync { () -> Bool in
+      guard !closed else { return false }
+      closed = true
+      for source in sources { source.cancel() }
+      return true
+    }
+    guard cancelled else { return }
+    // A descriptor must leave the sources before its socket closes it.
+    sourcesCancelled.wait()
+    queue.sync {
+      monitor.close()
+      dealer.close()
+      subscriber.close()
+      continuation.finish()
+    }
   }
 
   private static func socket(
@@ -91,122 +128,94 @@ final class TabRelay: Sendable {
     return socket
   }
 
-  private func run(
-    _ sockets: UncheckedSockets, context: Context, brokers given: [String], logger: Logger
-  ) {
-    let (dealer, subscriber) = (sockets.dealer, sockets.subscriber)
-    // Tells when the DEALER's connection drops (a broker killed or stopped).
-    let monitor = try? SocketMonitor(watching: dealer, context: context)
-    defer {
-      monitor?.close()
-      dealer.close()
-      subscriber.close()
-      continuation.finish()
-    }
-    var poller = Poller()
-    var subscribed: Set<String> = []
-    var publisher: String?
-    var brokers = BrokerList(given: given)
-    // When the `HELLO` now waiting for its `WELCOME` went out.
-    var helloSent: ContinuousClock.Instant?
-    // Whether the front said that no broker answers this tab (once until one does).
-    var saidUnanswered = false
-    func move(_ reason: String) throws {
-      let left = brokers.current
-      guard brokers.moveToNext() else {
-        if !saidUnanswered {
-          logger.warning("No broker answers a tab's HELLO", metadata: ["broker": "\(left)"])
-          saidUnanswered = true
-        }
-        return
+  private func forward(_ request: BrokerMessage) throws {
+    if case .hello = request {
+      // The last HELLO found no broker: this one goes to the next, which gets as long.
+      if let sent = helloSent, ContinuousClock.now - sent >= Self.helloPatience {
+        try move("its HELLO found no broker")
+        helloSent = .now
       }
-      try? dealer.disconnect(left)
-      try dealer.connect(brokers.current)
-      if let old = publisher {
-        try? subscriber.disconnect(old)
-        publisher = nil
-      }
-      logger.info(
-        "A tab moves to another broker",
-        metadata: ["broker": "\(brokers.current)", "reason": "\(reason)"])
+      if helloSent == nil { helloSent = .now }
     }
+    // A key's updates must flow before the broker answers its SYNC.
+    if let key = Self.key(of: request), subscribed.insert(key).inserted {
+      try subscriber.set(.subscribe, Array(key.utf8))
+    }
+    _ = try dealer.send(request.frames, dontWait: true)
+  }
+
+  /// Reads everything the sockets hold. A descriptor only says that something changed, and
+  /// stays readable until the socket takes its commands in: asking for the socket's events does
+  /// that at once, where a receive may put it off for a while.
+  private func drain() {
+    guard !closed else { return }
     do {
-      let dealerIndex = try poller.add(dealer)
-      let subscriberIndex = try poller.add(subscriber)
-      let wakeIndex = poller.add(fileDescriptor: wake.fileDescriptor)
-      let monitorIndex = try monitor.map { try poller.add($0.socket) }
-      while !stopping.load(ordering: .sequentiallyConsistent) {
-        let ready = try poller.poll(timeout: .seconds(1))
-        if ready.contains(wakeIndex) {
-          wake.clear()
-          for request in requests.withLock({ $0.take() }) {
-            if case .hello = request {
-              // The last HELLO found no broker: this one goes to the next, which gets as long.
-              if let sent = helloSent, ContinuousClock.now - sent >= Self.helloPatience {
-                try move("its HELLO found no broker")
-                helloSent = .now
-              }
-              if helloSent == nil { helloSent = .now }
-            }
-            // A key's updates must flow before the broker answers its SYNC.
-            if let key = Self.key(of: request), subscribed.insert(key).inserted {
-              try subscriber.set(.subscribe, Array(key.utf8))
-            }
-            _ = try dealer.send(request.frames, dontWait: true)
-          }
+      while monitor.socket.hasInput, let event = try monitor.receive() {
+        // Only the current broker's drop counts: after a move, the old one's is no news.
+        if event.kind == .disconnected, event.endpoint == brokers.current, brokers.hasOthers {
+          try move("its connection dropped")
+          helloSent = nil
+          // The cluster's brokers share an instance, so nothing the next one answers would
+          // tell the tab it moved: the protocol's own word for a new connection does.
+          continuation.yield(.reply(Self.moved))
         }
-        if let monitor, let monitorIndex, ready.contains(monitorIndex) {
-          while let event = try monitor.receive() {
-            // Only the current broker's drop counts: after a move, the old one's is no news.
-            if event.kind == .disconnected, event.endpoint == brokers.current, brokers.hasOthers {
-              try move("its connection dropped")
-              helloSent = nil
-              // The cluster's brokers share an instance, so nothing the next one answers would
-              // tell the tab it moved: the protocol's own word for a new connection does.
-              continuation.yield(.reply(Self.moved))
-            }
-          }
+      }
+      while dealer.hasInput, let frames = try dealer.receive(dontWait: true) { try reply(frames) }
+      while subscriber.hasInput, let frames = try subscriber.receive(dontWait: true) {
+        if frames.first == Self.brokersTopic,
+          case .brokers(let cluster)? = try? BrokerMessage(published: frames)
+        {
+          _ = brokers.learn(cluster)
+          continue
         }
-        if ready.contains(dealerIndex) {
-          while let frames = try dealer.receive(dontWait: true) {
-            // Only a WELCOME or an ERROR tells the relay anything: the rest pass undecoded.
-            let telling = frames.first == Self.welcome || frames.first == Self.error
-            switch telling ? try? BrokerMessage(frames: frames) : nil {
-            case .welcome(_, let announced, _, let cluster)?:
-              helloSent = nil
-              saidUnanswered = false
-              _ = brokers.learn(cluster)
-              let endpoint = BrokerMessage.publisherEndpoint(
-                announced: announced, router: brokers.current)
-              if endpoint != publisher {
-                if let publisher { try? subscriber.disconnect(publisher) }
-                try subscriber.connect(endpoint)
-                publisher = endpoint
-              }
-            case .error(.unavailable, _, _, _)?:
-              // This broker is cut from its cluster: the tab's next HELLO goes elsewhere.
-              helloSent = .now - Self.helloPatience
-            default:
-              break
-            }
-            continuation.yield(.reply(frames))
-          }
-        }
-        if ready.contains(subscriberIndex) {
-          while let frames = try subscriber.receive(dontWait: true) {
-            if frames.first == Self.brokersTopic,
-              case .brokers(let cluster)? = try? BrokerMessage(published: frames)
-            {
-              _ = brokers.learn(cluster)
-              continue
-            }
-            continuation.yield(.published(frames))
-          }
-        }
+        continuation.yield(.published(frames))
       }
     } catch {
       logger.error("A tab's broker sockets failed", metadata: ["error": "\(error)"])
     }
+  }
+
+  private func reply(_ frames: [Data]) throws {
+    // Only a WELCOME or an ERROR tells the relay anything: the rest pass undecoded.
+    let telling = frames.first == Self.welcome || frames.first == Self.error
+    switch telling ? try? BrokerMessage(frames: frames) : nil {
+    case .welcome(_, let announced, _, let cluster)?:
+      helloSent = nil
+      saidUnanswered = false
+      _ = brokers.learn(cluster)
+      let endpoint = BrokerMessage.publisherEndpoint(announced: announced, router: brokers.current)
+      if endpoint != publisher {
+        if let publisher { try? subscriber.disconnect(publisher) }
+        try subscriber.connect(endpoint)
+        publisher = endpoint
+      }
+    case .error(.unavailable, _, _, _)?:
+      // This broker is cut from its cluster: the tab's next HELLO goes elsewhere.
+      helloSent = .now - Self.helloPatience
+    default:
+      break
+    }
+    continuation.yield(.reply(frames))
+  }
+
+  private func move(_ reason: String) throws {
+    let left = brokers.current
+    guard brokers.moveToNext() else {
+      if !saidUnanswered {
+        logger.warning("No broker answers a tab's HELLO", metadata: ["broker": "\(left)"])
+        saidUnanswered = true
+      }
+      return
+    }
+    try? dealer.disconnect(left)
+    try dealer.connect(brokers.current)
+    if let old = publisher {
+      try? subscriber.disconnect(old)
+      publisher = nil
+    }
+    logger.info(
+      "A tab moves to another broker",
+      metadata: ["broker": "\(brokers.current)", "reason": "\(reason)"])
   }
 
   /// What a tab hears when the front moved it: say `HELLO` to the new broker and sync again.
@@ -226,14 +235,5 @@ final class TabRelay: Sendable {
       key
     default: nil
     }
-  }
-}
-
-extension Array {
-  /// Empties the array and returns what it held.
-  fileprivate mutating func take() -> Self {
-    var taken: Self = []
-    swap(&taken, &self)
-    return taken
   }
 }
