@@ -71,6 +71,7 @@ public final class SocketMonitor {
   ///   - context: The context both sockets live in.
   /// - Throws: ``ZMQError``.
   public init(watching watched: Socket, context: Context) throws {
+    self.watched = watched
     let endpoint = "inproc://monitor-\(UUID().uuidString)"
     try watched.withUnsafeHandle { handle in
       _ = try zmqCall("zmq_socket_monitor") {
@@ -95,8 +96,14 @@ public final class SocketMonitor {
     return Event(kind: Kind(code: code), value: value, endpoint: String(decoding: frames[1], as: UTF8.self))
   }
 
-  /// Stops reading events.
+  /// The socket watched, whose monitoring ``close()`` stops.
+  private let watched: Socket
+
+  /// Stops the monitoring and reading events. Call it before closing the watched socket: a
+  /// socket still monitored is never reaped until its context terminates, and keeps its
+  /// connections open meanwhile.
   public func close() {
+    _ = try? watched.withUnsafeHandle { handle in zmq_socket_monitor(handle, nil, 0) }
     socket.close()
   }
 }

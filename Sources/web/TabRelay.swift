@@ -69,10 +69,10 @@ final class TabRelay: @unchecked Sendable {
     monitor = try SocketMonitor(watching: dealer, context: context)
     try dealer.connect(given[0])
     try subscriber.set(.subscribe, Array(BrokerMessage.brokersTopic.utf8))
-    try queue.sync {
-      for socket in [dealer, subscriber, monitor.socket] {
-        let source = DispatchSource.makeReadSource(
-          fileDescriptor: try socket.get(.fileDescriptor), queue: queue)
+    let descriptors = try [dealer, subscriber, monitor.socket].map { try $0.get(.fileDescriptor) }
+    queue.sync {
+      for descriptor in descriptors {
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
         source.setEventHandler { [weak self] in self?.drain() }
         sourcesCancelled.enter()
         source.setCancelHandler { [sourcesCancelled] in sourcesCancelled.leave() }

@@ -185,6 +185,53 @@ struct BrowserTests {
     #expect(writers.hasPrefix("this tab (") && writers.contains("), "), "\(line)")
   }
 
+  /// A tab that goes away takes its connections to the broker with it: with 4 WebSockets open
+  /// (each said `HELLO`) the front holds 8 (a DEALER and a SUB each), and none once they closed.
+  @Test func closedTabsLeaveNoConnectionToTheBroker() async throws {
+    let (broker, router, publisher) = try await startBroker()
+    defer { broker.signal(SIGTERM) }
+    let (web, url) = try await Self.startWeb(router)
+    defer { web.signal(SIGTERM) }
+    let ports = [router, publisher].compactMap { $0.split(separator: ":").last.map(String.init) }
+    // The front's established TCP connections to the broker's ports, from /proc.
+    let script = """
+      import json, os, sys, time, websocket
+      page, pid, ports = sys.argv[1].rstrip("/"), sys.argv[2], {int(port) for port in sys.argv[3:]}
+      def connections():
+          inodes = set()
+          for fd in os.listdir(f"/proc/{pid}/fd"):
+              target = os.readlink(f"/proc/{pid}/fd/{fd}")
+              if target.startswith("socket:["):
+                  inodes.add(target[8:-1])
+          count = 0
+          for line in open("/proc/net/tcp").readlines()[1:]:
+              fields = line.split()
+              if fields[3] == "01" and int(fields[2].split(":")[1], 16) in ports and fields[9] in inodes:
+                  count += 1
+          return count
+      def settle(expected):
+          deadline = time.monotonic() + 15
+          while connections() != expected and time.monotonic() < deadline:
+              time.sleep(0.1)
+          return connections()
+      sockets = []
+      for tab in range(4):
+          socket = websocket.create_connection(page.replace("http", "ws") + "/ws", origin=page)
+          socket.send(json.dumps({"request": ["HELLO", "3", f"closing-{tab}"]}))
+          assert "WELCOME" in socket.recv()
+          sockets.append(socket)
+      print(f"open {settle(8)}")
+      for socket in sockets:
+          socket.close()
+      print(f"closed {settle(0)}")
+      """
+    let check = try await runCommand(
+      "/usr/bin/python3", ["-c", script, url, String(web.processIdentifier)] + ports,
+      timeout: .seconds(60))
+    #expect(check.output.contains("open 8\n"), "\(check.output)")
+    #expect(check.output.contains("closed 0\n"), "\(check.output)")
+  }
+
   /// Bad input at the WebSocket: each refused message gets an `ERROR` and the connection stays
   /// usable, random text (fuzzing) never reaches the broker as a request, an oversized message
   /// closes the connection, and a page of another origin is refused.
