@@ -5,6 +5,12 @@
 struct OriginCheck: Sendable {
   let allowed: Set<String>
 
+  /// Whether `text` is an origin as a browser sends it: `http://` or `https://`, a host, and
+  /// an optional port, with no path.
+  static func isOrigin(_ text: String) -> Bool {
+    text.wholeMatch(of: /https?:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?/) != nil
+  }
+
   func allows(_ origin: String?, host: String?) -> Bool {
     guard let origin else { return true }
     if allowed.contains(origin) { return true }

@@ -50,6 +50,11 @@ struct Web: AsyncParsableCommand {
         "--broker (or SHARED_BROKER_URL) must be a broker's endpoint, such as "
           + "tcp://127.0.0.1:5555, or several separated by commas, not \"\(broker)\".")
     }
+    if let origin = allowedOrigins.first(where: { !OriginCheck.isOrigin($0) }) {
+      throw ValidationError(
+        "--allow-origin must be an origin as a browser sends it, scheme://host[:port] such as "
+          + "http://localhost:3000, not \"\(origin)\".")
+    }
     guard Self.address(listen) != nil else {
       throw ValidationError("--listen must be HOST:PORT, such as 127.0.0.1:8080, not \"\(listen)\".")
     }
@@ -126,8 +131,9 @@ struct Web: AsyncParsableCommand {
       onServerRunning: { channel in
         // With port 0 the system picked one: the line names it.
         let bound = channel.localAddress?.port ?? port
+        let named = host.contains(":") ? "[\(host)]" : host
         logger.info(
-          "Serving the page", metadata: ["url": "http://\(host):\(bound)/", "broker": "\(broker)"])
+          "Serving the page", metadata: ["url": "http://\(named):\(bound)/", "broker": "\(broker)"])
       },
       logger: logger
     )
@@ -143,14 +149,17 @@ struct Web: AsyncParsableCommand {
     context.terminate()
   }
 
-  /// The broker's figures for the inspector, as JSON: `{"broker": {...}}`, or `{"problem": "..."}`
-  /// when there are none to show (no `--broker-metrics`, or the broker's metrics do not answer).
+  /// The broker's figures for the inspector, as JSON: `{"broker": {...}, "metrics": URL}`, or
+  /// `{"problem": "..."}` when there are none to show (no `--broker-metrics`, or the broker's
+  /// metrics do not answer).
   private static func inspect(_ metricsURL: String?) async throws -> Response {
     struct Inspection: Encodable {
       var broker: BrokerFigures?
+      /// Where the figures come from: in a cluster, one broker's.
+      var metrics: String?
       var problem: String?
     }
-    var inspection = Inspection()
+    var inspection = Inspection(metrics: metricsURL)
     if let metricsURL {
       do {
         let response = try await HTTPClient.shared.execute(
@@ -186,12 +195,15 @@ struct Web: AsyncParsableCommand {
     return Self.address(String(address)) == nil ? nil : String(address)
   }
 
-  /// `HOST:PORT` split, or `nil` (for a URL such as `tcp://host:port` too).
+  /// `HOST:PORT` split, or `nil` (for a URL such as `tcp://host:port` too); an IPv6 host may
+  /// be written in brackets, as in a URL (`[::1]:8080`).
   static func address(_ text: String) -> (host: String, port: Int)? {
     guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
       (0...65_535).contains(port), colon > text.startIndex, !text.contains("/")
     else { return nil }
-    return (String(text[..<colon]), port)
+    var host = text[..<colon]
+    if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+    return host.isEmpty ? nil : (String(host), port)
   }
 }
 

@@ -200,7 +200,10 @@ struct BrowserTests {
       def connections():
           inodes = set()
           for fd in os.listdir(f"/proc/{pid}/fd"):
-              target = os.readlink(f"/proc/{pid}/fd/{fd}")
+              try:
+                  target = os.readlink(f"/proc/{pid}/fd/{fd}")
+              except OSError:
+                  continue  # closed since the listing
               if target.startswith("socket:["):
                   inodes.add(target[8:-1])
           count = 0

@@ -41,6 +41,8 @@ struct CommandLineTests {
     ("profile", ["--broker", "tcp://127.0.0.1:notaport,tcp://127.0.0.1:6555"], "several separated by commas"),
     ("web", ["--broker", "tcp://127.0.0.1:5555,127.0.0.1:6555"], "or several separated by commas"),
     ("web", ["--listen", "tcp://127.0.0.1:8080"], "--listen must be HOST:PORT"),
+    ("web", ["--allow-origin", "nonsense"], "--allow-origin must be an origin"),
+    ("web", ["--allow-origin", "http://localhost:3000/page"], "--allow-origin must be an origin"),
     ("web", ["--broker-metrics", "https://127.0.0.1:9555/metrics"], "--broker-metrics (or SHARED_BROKER_METRICS_URL) must be HOST:PORT"),
     ("counter", ["--curve-server-key", String(repeating: "a", count: 41), "--curve-key-file", "/etc/passwd"], "--curve-key-file \"/etc/passwd\": does not hold a CURVE secret key"),
     ("broker", ["--curve-secret-file", "/nonexistent", "--allow-keys", "/nonexistent"], "Cannot use --curve-secret-file \"/nonexistent\": no such file"),

@@ -5,17 +5,19 @@ const parameters = new URLSearchParams(location.search);
 const element = (id) => document.getElementById(id);
 const name = parameters.get("key") ?? "stats";
 element("key").textContent = `key: ${name}`;
-const mirror = new SharedMirror();
-let stats;
-try {
-  stats = mirror.key(name, { count: 0, maxCount: 0, minCount: 0, numberOfCounts: 0 });
-} catch (error) {
-  // A key the broker would refuse: the page says so rather than count taps that never go out.
-  element("problem").textContent = `?key= ${error.message}`;
+const keyProblem = SharedMirror.keyProblem(name);
+if (keyProblem) {
+  // A key the broker would refuse: the page says so, and does not connect, rather than count
+  // taps that never go out.
+  element("problem").textContent = `The page's key (?key=) is refused: ${keyProblem}`;
   element("problem").hidden = false;
+  element("connection").textContent = "not connected";
+  element("connection").dataset.state = "disconnected";
   for (const button of document.querySelectorAll("button")) button.disabled = true;
-  throw error;
+  throw new Error(keyProblem);
 }
+const mirror = new SharedMirror();
+const stats = mirror.key(name, { count: 0, maxCount: 0, minCount: 0, numberOfCounts: 0 });
 window.sharedMirror = mirror;
 window.stats = stats;
 
@@ -82,20 +84,29 @@ let lastSample = null;
 function drawChart() {
   const top = Math.max(1, ...history);
   const step = 300 / 59;
-  const points = history.map((rate, index) => `${(index * step).toFixed(1)},${(60 - (rate / top) * 56).toFixed(1)}`);
+  // The newest sample at the right edge ("now"), each older one a second further left.
+  const offset = 300 - (history.length - 1) * step;
+  const points = history.map(
+    (rate, index) => `${(offset + index * step).toFixed(1)},${(60 - (rate / top) * 56).toFixed(1)}`,
+  );
   const first = points.length ? points[0].split(",")[0] : "0";
   const last = points.length ? points[points.length - 1].split(",")[0] : "0";
   element("inspect-chart").innerHTML = points.length
     ? `<polyline points="${first},60 ${points.join(" ")} ${last},60"></polyline>`
     : "";
   // The chart's height is the minute's peak, so the peak is what its top means.
-  element("inspect-peak").textContent = points.length ? `top: ${top.toFixed(top < 10 ? 1 : 0)} per second` : "";
+  const peak = Math.max(0, ...history);
+  element("inspect-peak").textContent = !points.length
+    ? ""
+    : peak > 0
+      ? `top: ${peak.toFixed(peak < 10 ? 1 : 0)} per second`
+      : "no writes";
 }
 
 function showKey() {
   const writers = [...stats.writers].reverse().slice(0, 4);
   const row = document.createElement("tr");
-  const cells = [stats.name, String(stats.version)].map((text) => {
+  const cells = [stats.name, stats.synced ? String(stats.version) : "–"].map((text) => {
     const cell = document.createElement("td");
     cell.textContent = text;
     return cell;
@@ -132,7 +143,9 @@ async function inspect() {
     instance: mirror.instance,
   };
   element("inspect-rate-source").textContent =
-    sample.source === "broker" ? "writes per second (broker)" : `writes per second (${stats.name})`;
+    sample.source === "broker"
+      ? `writes per second (the broker at ${new URL(inspection.metrics).host})`
+      : `writes per second (${stats.name})`;
   if (lastSample && lastSample.source === sample.source && lastSample.instance === sample.instance) {
     // A restarted broker counts from 0 again: no negative rate.
     const rate = Math.max(0, sample.writes - lastSample.writes) / ((sample.at - lastSample.at) / 1000);

@@ -283,14 +283,19 @@ export class SharedMirror {
     return `${scheme}//${location.host}/ws`;
   }
 
-  /// The mirrored key `name`, starting at `initial` until the broker's value arrives. Throws
-  /// for a name the broker would refuse (PROTOCOL.md: 1 to 256 bytes of UTF-8, no control
-  /// characters).
-  key(name, initial) {
+  /// Why the broker would refuse `name` as a key (PROTOCOL.md: 1 to 256 bytes of UTF-8, no
+  /// control characters), or `null` for a key it takes.
+  static keyProblem(name) {
     const bytes = new TextEncoder().encode(name).length;
-    if (bytes < 1 || bytes > 256 || /[\u0000-\u001f\u007f-\u009f]/.test(name)) {
-      throw new Error(`a key is 1 to 256 bytes of UTF-8 without control characters, not "${name}"`);
-    }
+    if (bytes >= 1 && bytes <= 256 && !/[\u0000-\u001f\u007f-\u009f]/.test(name)) return null;
+    return `a key is 1 to 256 bytes of UTF-8 without control characters, not "${name}"`;
+  }
+
+  /// The mirrored key `name`, starting at `initial` until the broker's value arrives. Throws
+  /// for a name the broker would refuse (see `keyProblem`).
+  key(name, initial) {
+    const problem = SharedMirror.keyProblem(name);
+    if (problem) throw new Error(problem);
     let key = this.keys.get(name);
     if (!key) {
       key = new SharedKey(this, name, initial);
