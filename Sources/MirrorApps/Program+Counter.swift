@@ -24,6 +24,7 @@ extension Program where R == CounterApp {
         "-": .counter(.decrementButtonTapped),
         "p": .counter(.isPrimeButtonTapped),
       ],
+      valueKeys: ["p"],
       dismissAlert: { $0.counter.alert == nil ? nil : .counter(.alert(.dismiss)) },
       alert: { $0.counter.alert.map { String(state: $0.title) } },
       shared: { $0.$stats },
@@ -32,18 +33,24 @@ extension Program where R == CounterApp {
         var lines = [
           header("counter", options: options, connection: state.connection),
           "",
-          "    count  \(stats.count)",
+          "    count  \(figure(stats?.count))",
           "",
-          "  [+] increment   [-] decrement   [p] is this prime?   [q] quit",
+          "  [+] increment   [-] decrement   [p] is this prime?"
+            + (stats == nil ? " (once the count is known)" : "") + "   [q] quit",
         ]
         if let alert = state.counter.alert {
           lines += ["", "  \(alert.title)", "  (press any key)"]
         }
         return lines
       },
-      line: { state, stats in "count \(stats.count) · \(state.connection.rawValue)" }
+      line: { state, stats in "count \(figure(stats?.count)) · \(state.connection.rawValue)" }
     )
   }
+}
+
+/// A figure of the statistics, or `–` while the broker has not sent them.
+func figure(_ value: Int?) -> String {
+  value.map { "\($0)" } ?? "–"
 }
 
 /// The first line of both programs' screens.

@@ -20,17 +20,17 @@ extension Program where R == ProfileApp {
         [
           header("profile", options: options, connection: state.connection),
           "",
-          "    current  \(stats.count)",
-          "    max      \(stats.maxCount)",
-          "    min      \(stats.minCount)",
-          "    taps     \(stats.numberOfCounts)",
+          "    current  \(figure(stats?.count))",
+          "    max      \(figure(stats?.maxCount))",
+          "    min      \(figure(stats?.minCount))",
+          "    taps     \(figure(stats?.numberOfCounts))",
           "",
           "  [r] reset   [q] quit",
         ]
       },
       line: { state, stats in
-        "current \(stats.count) · max \(stats.maxCount) · min \(stats.minCount) · "
-          + "taps \(stats.numberOfCounts) · \(state.connection.rawValue)"
+        "current \(figure(stats?.count)) · max \(figure(stats?.maxCount)) · min \(figure(stats?.minCount)) · "
+          + "taps \(figure(stats?.numberOfCounts)) · \(state.connection.rawValue)"
       }
     )
   }

@@ -25,6 +25,9 @@ where R.State: Equatable, R.Action: Sendable {
   public var commands: [String: R.Action]
   /// Interactive keys and the actions they send.
   public var keys: [Character: R.Action]
+  /// The keys whose actions read the shared value (the counter's prime check): ignored until
+  /// the broker has sent the value, which they would otherwise answer about the initial one.
+  public var valueKeys: Set<Character> = []
   /// The action that dismisses a shown alert, if one is shown.
   public var dismissAlert: (R.State) -> R.Action?
   /// The shown alert's text (the counter's prime answer), printed with the state.
@@ -33,10 +36,12 @@ where R.State: Equatable, R.Action: Sendable {
   public var shared: (R.State) -> Shared<Stats>
   /// The connection in the state.
   public var connection: (R.State) -> BrokerClient.ConnectionState
-  /// The full-screen UI, given the statistics (read once per frame, with their errors).
-  public var screen: (R.State, Stats, ProgramOptions) -> [String]
-  /// One line per change, when not interactive (the alert is added to it), given the statistics.
-  public var line: (R.State, Stats) -> String
+  /// The full-screen UI, given the statistics (read once per frame, with their errors), or
+  /// `nil` until the broker has sent them: the initial value is no count anyone made.
+  public var screen: (R.State, Stats?, ProgramOptions) -> [String]
+  /// One line per change, when not interactive (the alert is added to it), given the statistics
+  /// (`nil` until the broker has sent them).
+  public var line: (R.State, Stats?) -> String
 
   /// Runs the program to completion.
   ///
@@ -176,16 +181,21 @@ where R.State: Equatable, R.Action: Sendable {
         + "(\(connection)) and \(are) lost"
     )
   }
+  /// The text line, or the JSON object, for the statistics (`nil`: not known yet) and what keeps
+  /// them from being the shared value.
   private func render(
-    _ state: R.State, _ stats: Stats, _ format: ProgramOptions.PrintFormat
+    _ state: R.State, _ stats: Stats?, _ format: ProgramOptions.PrintFormat,
+    problem: String? = nil
   ) -> String {
     switch format {
-    case .text: line(state, stats) + (alert(state).map { " · \($0)" } ?? "")
-    case .json: Self.json(Printed(stats: stats, alert: alert(state)))
+    case .text:
+      line(state, stats) + (alert(state).map { " · \($0)" } ?? "") + (problem.map { " · \($0)" } ?? "")
+    case .json: Self.json(Printed(stats: stats, alert: alert(state), problem: problem))
     }
   }
 
-  /// `{"count":0,"maxCount":0,"minCount":0,"numberOfCounts":0}`, and `"alert"` while one is shown.
+  /// `{"count":0,"maxCount":0,"minCount":0,"numberOfCounts":0}`, with `"alert"` while one is
+  /// shown and `"problem"` while something keeps the value from being the shared one.
   static func json(_ printed: Printed) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = .sortedKeys
@@ -221,6 +231,8 @@ where R.State: Equatable, R.Action: Sendable {
       // Each view runs again only when something it read changed: a property of the state,
       // the shared value (from this process or another), or its errors.
       let view: ObserveToken
+      // Whether the broker has sent the value: until then the screen shows none.
+      var synced = false
       if interactive {
         terminal.activate()
         var drawn: [String] = []
@@ -232,8 +244,9 @@ where R.State: Equatable, R.Action: Sendable {
           var shown = options
           shown.broker = client.currentEndpoint
           taps.follow(client)
+          if connection(state) == .connected { synced = true }
           let lines =
-            screen(state, reading.value, shown)
+            screen(state, synced ? reading.value : nil, shown)
             + (problem(state, reading, client, late: taps.late).map { ["", "  \($0)"] } ?? [])
           guard lines != drawn else { return }
           drawn = lines
@@ -241,18 +254,18 @@ where R.State: Equatable, R.Action: Sendable {
         }
       } else {
         var last: String?
-        // Nothing until the broker's value arrived (or the broker refused this client): a
-        // reader of the stream would take the initial value for the shared one.
-        var synced = false
+        // Nothing until the broker's value arrived (or the broker refused this client, said
+        // without a value): a reader of the stream would take the initial value for the shared
+        // one.
         view = observe {
           let state = store.state
-          guard synced || [.connected, .refused].contains(connection(state)) else { return }
-          synced = true
+          if connection(state) == .connected { synced = true }
+          guard synced || connection(state) == .refused else { return }
           let reading = shared(state).reading
           taps.follow(client)
-          let shown =
-            render(state, reading.value, options.format)
-            + (problem(state, reading, client, late: taps.late).map { " · \($0)" } ?? "")
+          let shown = render(
+            state, synced ? reading.value : nil, options.format,
+            problem: problem(state, reading, client, late: taps.late))
           guard shown != last else { return }
           last = shown
           emit(shown)
@@ -276,7 +289,7 @@ where R.State: Equatable, R.Action: Sendable {
           store.send(dismiss)
         } else if key == "q" {
           return
-        } else if let action = keys[key] {
+        } else if let action = keys[key], synced || !valueKeys.contains(key) {
           store.send(action)
         }
       }
@@ -323,16 +336,19 @@ where R.State: Equatable, R.Action: Sendable {
 }
 
 /// What `--print json` prints: the statistics' fields, and the alert's text beside them.
+/// The statistics are left out until the broker has sent them.
 struct Printed: Encodable {
-  let stats: Stats
+  let stats: Stats?
   let alert: String?
+  var problem: String?
 
-  private enum CodingKeys: CodingKey { case alert }
+  private enum CodingKeys: CodingKey { case alert, problem }
 
   func encode(to encoder: any Encoder) throws {
-    try stats.encode(to: encoder)
+    try stats?.encode(to: encoder)
     var container = encoder.container(keyedBy: CodingKeys.self)
     try container.encodeIfPresent(alert, forKey: .alert)
+    try container.encodeIfPresent(problem, forKey: .problem)
   }
 }
 

@@ -120,8 +120,26 @@ struct CurveProgramsTests {
       ])
     let shown = await refused.waitForOutput(containing: " · the broker refused")
     #expect(shown?.contains("allow-list") == true, "\(refused.printed)")
+    // The broker never sent a count: none is printed, not the initial 0.
+    #expect(shown?.hasPrefix("count – · refused · ") == true, "\(refused.printed)")
     refused.signal(SIGTERM)
     let status = await refused.waitForExit()
     #expect(status == 0, "exit \(status), printed: \(refused.printed)")
+
+    // As JSON, the refusal is a field of a valid object with no figures in it.
+    let json = try await ChildProcess(
+      "profile",
+      [
+        "--broker", router, "--curve-server-key", serverKey, "--curve-key-file",
+        path("stranger.key"), "--print", "json",
+      ])
+    let line = await json.waitForOutput(containing: "\n")?.split(separator: "\n").first
+    json.signal(SIGTERM)
+    #expect(await json.waitForExit() == 0)
+    let object = try line.flatMap {
+      try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
+    }
+    #expect(object?.keys.sorted() == ["problem"], "\(json.printed)")
+    #expect(object?["problem"]?.contains("allow-list") == true, "\(json.printed)")
   }
 }

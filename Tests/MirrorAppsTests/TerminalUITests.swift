@@ -143,7 +143,7 @@ struct TerminalUITests {
       let (broker, router, _) = try await startBroker(["--seed-window", "15"])
       defer { broker.signal(SIGTERM) }
       let counter = try await startSession(width: 120, running: "counter --broker \(router)")
-      #expect(try await screen(counter, showing: "syncing").contains("count  0"))
+      #expect(try await screen(counter, showing: "syncing").contains("count  –"))
       try await tmux("send-keys", "-t", counter, "+")
       let waiting = try await screen(counter, showing: "1 tap waits")
       #expect(waiting.contains("1 tap waits for the broker"), "\(waiting)")
@@ -190,7 +190,7 @@ struct TerminalUITests {
   @Test func quittingWithNothingPendingEndsAtOnce() async throws {
     try await withServer {
       let counter = try await startSession(width: 120, running: "counter --broker tcp://127.0.0.1:9")
-      #expect(try await screen(counter, showing: "connecting").contains("count  0"))
+      #expect(try await screen(counter, showing: "connecting").contains("count  –"))
       try await tmux("send-keys", "-t", counter, "q")
       let ended = try await screen(counter, showing: "EXIT=")
       #expect(ended.contains("EXIT=0"), "\(ended)")
@@ -205,12 +205,17 @@ struct TerminalUITests {
     try await withServer {
       let counter = try await startSession(
         width: 120, running: "counter --broker tcp://127.0.0.1:9")
-      #expect(try await screen(counter, showing: "connecting").contains("count  0"))
-      for _ in 0..<3 { try await tmux("send-keys", "-t", counter, "+") }
-      let waiting = try await screen(counter, showing: "count  3")
+      let connecting = try await screen(counter, showing: "connecting")
+      #expect(connecting.contains("count  –"), "\(connecting)")
+      #expect(connecting.contains("[p] is this prime? (once the count is known)"), "\(connecting)")
+      // No count is known, so p answers nothing: an answer would take the next key to dismiss
+      // it, and the third + would not be counted.
+      for key in ["p", "+", "+", "+"] { try await tmux("send-keys", "-t", counter, key) }
+      let waiting = try await screen(counter, showing: "3 taps wait")
       #expect(
         waiting.contains("3 taps wait for the broker (kept here; sent when it answers"),
         "\(waiting)")
+      #expect(waiting.contains("count  –") && !waiting.contains("The number"), "\(waiting)")
       try await tmux("send-keys", "-t", counter, "C-c")
       let ended = try await screen(counter, showing: "EXIT=")
       #expect(ended.contains("waiting up to 2.0 seconds for the broker to confirm 3 taps"), "\(ended)")
@@ -249,7 +254,8 @@ struct TerminalUITests {
       let refused = try await screen(counter, showing: "refused")
       #expect(refused.contains("not on the broker's allow-list"), "\(refused)")
       for _ in 0..<2 { try await tmux("send-keys", "-t", counter, "+") }
-      #expect(try await screen(counter, showing: "count  2").contains("count  2"))
+      let waiting = try await screen(counter, showing: "2 taps wait")
+      #expect(waiting.contains("count  –"), "the broker never sent a count: \(waiting)")
       try await tmux("send-keys", "-t", counter, "q")
       let ended = try await screen(counter, showing: "EXIT=")
       #expect(
