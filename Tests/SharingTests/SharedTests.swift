@@ -52,6 +52,24 @@ import Testing
     #expect(received == [1, 2, 3])
   }
 
+  /// The publisher is made when first asked for: it still starts with the latest value, and
+  /// every publisher asked for later hears the same changes.
+  @Test func aPublisherAskedForAfterWritesStartsWithTheLatestValue() {
+    let shared = Shared(value: 1)
+    shared.withLock { $0 = 2 }
+    shared.wrappedValue = 3
+    var first: [Int] = []
+    var second: [Int] = []
+    let firstCancellable = shared.publisher.sink { first.append($0) }
+    shared.wrappedValue = 4
+    let secondCancellable = shared.publisher.sink { second.append($0) }
+    shared.withLock { $0 = 5 }
+    #expect(first == [3, 4, 5])
+    #expect(second == [4, 5])
+    firstCancellable.cancel()
+    secondCancellable.cancel()
+  }
+
   @Test func valuesStream() async {
     let shared = Shared(value: 0)
     let stream = shared.values

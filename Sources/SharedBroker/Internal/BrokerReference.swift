@@ -101,10 +101,11 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, @unc
   /// heard of a newer one (`stamp` orders them).
   func changed(_ value: KeyValue, stamp: UInt64, onlyTheValue: Bool) {
     notifier.notify(
-      newer: {
-        guard stamp >= told else { return nil }
+      newer: { newer in
+        guard stamp >= told else { return false }
         told = stamp
-        return value.as(Value.self)
+        newer = value.as(Value.self)
+        return true
       }, onlyTheValue: onlyTheValue)
   }
 }

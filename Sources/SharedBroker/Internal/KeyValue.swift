@@ -27,7 +27,17 @@ struct KeyValue: Sendable, Equatable {
 }
 
 extension Equatable {
+  /// Compares the types first: when they are the same, a forced cast asks the runtime for no
+  /// `Optional<Self>` metadata, a slow lookup that `as?` makes on every call.
   fileprivate func isEqual(to other: any Equatable) -> Bool {
+    if type(of: other) == Self.self { return self == other as! Self }
+    return isEqual(casting: other)
+  }
+
+  /// Not inlined: a function that may cast with `as?` asks for the metadata on entry, whichever
+  /// way it goes.
+  @inline(never)
+  private func isEqual(casting other: any Equatable) -> Bool {
     guard let other = other as? Self else { return false }
     return self == other
   }

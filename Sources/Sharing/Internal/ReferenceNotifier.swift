@@ -11,14 +11,18 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
   /// Nested notifications deeper than this are a feedback loop.
   package static var maxDepth: Int { 64 }
 
-  private let subject: CurrentValueSubject<Value, Never>
+  /// The value last notified, under the lock.
+  private var current: Value
+  /// Made by the first ask for the publisher: sending to a subject no one asked for is a fifth
+  /// of what a mirrored update costs its reader.
+  private var subject: CurrentValueSubject<Value, Never>?
   private let lock = NSRecursiveLock()
   private var depth = 0
   private let description: @Sendable () -> String
   private let observed = ObservedChanges()
 
   package init(initialValue: Value, description: @escaping @Sendable () -> String) {
-    subject = CurrentValueSubject(initialValue)
+    current = initialValue
     self.description = description
   }
 
@@ -28,7 +32,14 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
   }
 
   /// The current value, then every change.
-  package var publisher: AnyPublisher<Value, Never> { subject.eraseToAnyPublisher() }
+  package var publisher: AnyPublisher<Value, Never> {
+    lock.lock()
+    defer { lock.unlock() }
+    if let subject { return subject.eraseToAnyPublisher() }
+    let made = CurrentValueSubject<Value, Never>(current)
+    subject = made
+    return made.eraseToAnyPublisher()
+  }
 
   /// Tells everyone about `latest()`, read under the notification lock so that the last
   /// notification always carries the newest value.
@@ -39,12 +50,18 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
   ///     that may also clear an error): Observation is then told only if it is another value.
   ///     The publisher still sends every write, as swift-sharing's does.
   package func notify(_ latest: () -> Value, onlyTheValue: Bool = false) {
-    notify(newer: latest, onlyTheValue: onlyTheValue)
+    notify(
+      newer: { value in
+        value = latest()
+        return true
+      }, onlyTheValue: onlyTheValue)
   }
 
-  /// Tells everyone about the value `newer()` returns, under the notification lock; `nil`
-  /// tells no one (the caller's observers already heard of a newer value).
-  package func notify(newer: () -> Value?, onlyTheValue: Bool = false) {
+  /// Tells everyone about the value `newer` puts in its argument, under the notification lock;
+  /// if it returns `false`, no one (the caller's observers already heard of a newer value). Not
+  /// a `Value?` result: unspecialized code asks the runtime for `Optional<Value>`'s metadata,
+  /// a slow lookup, on every call.
+  package func notify(newer: (inout Value) -> Bool, onlyTheValue: Bool = false) {
     lock.lock()
     defer { lock.unlock() }
     depth += 1
@@ -64,11 +81,13 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
       }
       return
     }
-    guard let value = newer() else { return }
-    if !onlyTheValue || !areEqual(subject.value, value) {
+    var value = current
+    guard newer(&value) else { return }
+    if !onlyTheValue || !areEqual(current, value) {
       observed.changed()
     }
-    subject.send(value)
+    current = value
+    subject?.send(value)
     SharedChangeSubscription.notifyAll()
   }
 }
@@ -80,7 +99,17 @@ private func areEqual<T>(_ lhs: T, _ rhs: T) -> Bool {
 }
 
 extension Equatable {
-  fileprivate func isEqual(to other: Any) -> Bool {
+  /// Compares the types first: when they are the same, a forced cast asks the runtime for no
+  /// `Optional<Self>` metadata, a slow lookup that `as?` makes on every call.
+  fileprivate func isEqual<Other>(to other: Other) -> Bool {
+    if type(of: other) == Self.self { return self == other as! Self }
+    return isEqual(casting: other)
+  }
+
+  /// Not inlined: a function that may cast with `as?` asks for the metadata on entry, whichever
+  /// way it goes.
+  @inline(never)
+  private func isEqual<Other>(casting other: Other) -> Bool {
     (other as? Self) == self
   }
 }
