@@ -500,17 +500,37 @@ enum ClientNotice: Equatable {
   case requestFromTheBroker
 }
 
-/// The actions of one event, each `notify`, `rebase` and `progressed` once.
+extension ClientAction {
+  /// The actions an event takes at most once, as plain values.
+  enum Once: Equatable {
+    case notify(Int)
+    case rebase(Int)
+    case progressed
+    case wake
+    case moveToNextBroker
+  }
+
+  /// This action as one an event takes at most once (`nil` for the others): comparing these
+  /// copies nothing, where `==` on two actions copies the payloads it compares.
+  var once: Once? {
+    switch self {
+    case .notify(let key): .notify(key)
+    case .rebase(let key): .rebase(key)
+    case .progressed: .progressed
+    case .wake: .wake
+    case .moveToNextBroker: .moveToNextBroker
+    case .send, .subscribe, .encode, .connection, .brokerUnavailable, .brokers, .log: nil
+    }
+  }
+}
+
+/// The actions of one event, each `notify`, `rebase`, `progressed`, `wake` and
+/// `moveToNextBroker` once.
 private struct Actions {
   private(set) var list: [ClientAction] = []
 
   mutating func append(_ action: ClientAction) {
-    switch action {
-    case .notify, .rebase, .progressed, .wake, .moveToNextBroker:
-      if list.contains(action) { return }
-    default:
-      break
-    }
+    if let once = action.once, list.contains(where: { $0.once == once }) { return }
     list.append(action)
   }
 }

@@ -257,8 +257,8 @@ final class ClientStorage: Sendable {
   ) {
     var queue = actions
     // A move comes before anything else is sent: what follows is for the next broker.
-    if queue.contains(.moveToNextBroker) {
-      queue.removeAll { $0 == .moveToNextBroker }
+    if queue.contains(where: { $0.once == .moveToNextBroker }) {
+      queue.removeAll { $0.once == .moveToNextBroker }
       if transport.moveToNextBroker() { queue += step(.movedBroker, at: now) }
     }
     var notify: [Int] = []
