@@ -80,7 +80,8 @@ bench: deps
 	  [ ! -f $$chart.dat ] || gnuplot Scripts/$$chart.gnuplot; done
 
 # Instructions per write on the broker path (reader, writer, broker), counted by callgrind:
-# unlike timings, these repeat to within a percent. See Benchmarks/PROFILING.md.
+# unlike timings, the writer's and the broker's repeat to within a percent; the reader's moves
+# with how many updates it took per turn, which it prints. See Benchmarks/PROFILING.md.
 profile: deps
 	@command -v valgrind >/dev/null || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq valgrind)
 	rm -f Benchmarks/.build/release/description.json
