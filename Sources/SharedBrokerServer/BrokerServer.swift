@@ -134,7 +134,8 @@ public final class BrokerServer: Service, Sendable {
         throw BrokerStartError.dataDirectory(configuration.dataDirectory?.path ?? "", error)
       }
       machine = BrokerMachine(
-        instance: instance, run: instance, backend: .log, configuration: configuration,
+        instance: instance, run: instance,
+        backend: configuration.dataDirectory == nil ? .memory : .log, configuration: configuration,
         publisherEndpoint: placeholder, entries: log.loaded, now: elapsed())
       backend = .log(log)
     }

@@ -265,6 +265,29 @@ import Testing
     #expect(broker.machine.replies.waiting == 0)
   }
 
+  /// A broker without `--data` stores nothing: each write is answered as it is decided, and a
+  /// stale one rejected, with no commit between.
+  @Test func inMemoryEachWriteIsAnsweredAsItIsDecided() {
+    var broker = Harness(backend: .memory)
+    broker.hello("a", from: "pa")
+    broker.hello("b", from: "pb")
+    #expect(
+      broker.send(Self.write("a", 1, base: 0, "1"), from: "pa") == [
+        .publish(Self.update(1, "a", 1, "1")), .reply("pa", .ack(key: "k", write: 1, version: 1)),
+      ])
+    #expect(
+      broker.send(Self.write("b", 1, base: 0, "2"), from: "pb") == [
+        .reply(
+          "pb",
+          .reject(
+            key: "k", write: 1, version: 1, lastWrite: 0, value: Data("1".utf8),
+            writes: ["a": 1]))
+      ])
+    #expect(broker.commits.isEmpty)
+    #expect(broker.machine.flights.isEmpty)
+    #expect(broker.machine.entries["k"]?.version == 1)
+  }
+
   @Test func aStaleWriteIsRejectedWithWhatItMissed() {
     var broker = Harness()
     broker.hello("a", from: "pa")

@@ -107,7 +107,8 @@ final class SimulatedBroker {
     store = nil
     core = BrokerCore(
       machine: BrokerMachine(
-        instance: instance, run: instance, backend: .log, configuration: configuration,
+        instance: instance, run: instance, backend: directory == nil ? .memory : .log,
+        configuration: configuration,
         publisherEndpoint: "inproc://simulated-publisher", entries: log.loaded, now: .zero),
       backend: .log(log), transport: outbox, counted: { _ in }, report: { _ in })
   }

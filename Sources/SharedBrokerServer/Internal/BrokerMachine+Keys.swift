@@ -119,8 +119,9 @@ extension BrokerMachine {
     swap(&requests, &states[slot].queued)
     guard !requests.isEmpty else { return }
     var batch = decide(requests, on: slot, attempts: 0)
-    // What writes nothing to the log (a read) needs no store: it is answered at once.
-    if backend == .log, batch.commit.log.isEmpty {
+    // What writes nothing to the log (a read, or anything in memory alone) needs no store: it
+    // is answered at once.
+    if backend != .cluster, batch.commit.log.isEmpty {
       finish(&batch, on: slot, at: 0, into: &actions)
       return
     }
@@ -202,7 +203,7 @@ extension BrokerMachine {
     let added = Self.inPlace(&states[slot]) { state in
       let had = state.entry != nil
       switch backend {
-      case .log:
+      case .log, .memory:
         // In place: the entry's per-client map is not copied on every write.
         state.apply(batch.changes, instance: instance)
       case .cluster:

@@ -9,8 +9,8 @@ import Foundation
 /// so a busy key costs one round trip to the store per batch. Other keys, and heartbeats, are
 /// answered meanwhile; each connection's answers keep the order of its requests.
 ///
-/// The store behind the commits is the broker's own log (memory or `--data`), which answers at
-/// once, or a cluster's shared store (etcd), where a commit applies only if the key is still at
+/// The store behind the commits is the broker's own log (`--data`), which answers at once, or a
+/// cluster's shared store (etcd), where a commit applies only if the key is still at
 /// the revision the machine last saw; a key that changed is decided again on its new record.
 struct BrokerMachine {
   /// What the owner carries out.
@@ -69,8 +69,11 @@ struct BrokerMachine {
 
   /// Where the keys live.
   enum Backend {
-    /// The broker's own log: commits are answered at once and never conflict.
+    /// The broker's own log (`--data`): commits are answered at once and never conflict.
     case log
+    /// The broker's memory alone: nothing is stored, so a batch is final once decided, with no
+    /// commit to make.
+    case memory
     /// A store shared by the brokers of a cluster.
     case cluster
   }
@@ -474,7 +477,7 @@ struct BrokerMachine {
   private mutating func forgetSilentClients(at now: Duration, into actions: inout [Action]) {
     let expired = sessions.expire(at: now)
     guard !expired.isEmpty else { return }
-    if backend == .log {
+    if backend != .cluster {
       for slot in states.indices { states[slot].entry?.forget(expired) }
     }
     statistics.forgottenClients += expired.count
