@@ -424,12 +424,15 @@ public final class BrokerServer: Service, Sendable {
         guard ready.contains(routerIndex) || routerWaiting else { continue }
         // Drain what is queued, a bounded batch at a time so a stop request is seen promptly.
         transport.routerTouched = true
-        for _ in 0..<1_000 {
+        for drained in 0..<1_000 {
           guard let frames = try router.receive(dontWait: true) else {
             transport.routerTouched = false
             break
           }
-          core.receive(frames.dropFirst(), from: frames.first ?? Data(), at: elapsed())
+          // The first request of a wake-up arrived by `now`, read just before: one clock read
+          // (a generic clock's, about 280 instructions) fewer per request at a light load.
+          core.receive(
+            frames.dropFirst(), from: frames.first ?? Data(), at: drained == 0 ? now : elapsed())
         }
       } catch let error as ZMQError where error.isContextTerminated {
         return
