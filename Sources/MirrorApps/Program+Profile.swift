@@ -29,8 +29,9 @@ extension Program where R == ProfileApp {
         ]
       },
       line: { state, stats in
-        "current \(figure(stats?.count)) · max \(figure(stats?.maxCount)) · min \(figure(stats?.minCount)) · "
-          + "taps \(figure(stats?.numberOfCounts)) · \(state.connection.rawValue)"
+        "current \(figure(stats?.count)) · max \(figure(stats?.maxCount)) · "
+          + "min \(figure(stats?.minCount)) · taps \(figure(stats?.numberOfCounts)) · "
+          + state.connection.rawValue
       }
     )
   }

@@ -189,7 +189,7 @@ where R.State: Equatable, R.Action: Sendable {
   ) -> String {
     switch format {
     case .text:
-      line(state, stats) + (alert(state).map { " · \($0)" } ?? "") + (problem.map { " · \($0)" } ?? "")
+      [line(state, stats), alert(state), problem].compactMap { $0 }.joined(separator: " · ")
     case .json: Self.json(Printed(stats: stats, alert: alert(state), problem: problem))
     }
   }
