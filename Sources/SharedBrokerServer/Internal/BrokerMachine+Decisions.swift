@@ -61,38 +61,26 @@ extension BrokerMachine {
           answer(snapshot(working))
         }
       case .write(let write, let base, let value, let after):
-        if seeding, Self.awaitsCopies(present ? working : nil, seeded, instance: instance) {
+        let applied: BrokerEntry.Applied
+        switch Self.judge(
+          write: write, base: base, after: after, by: request.client, on: key, working,
+          present: present, seeded: seeded, seeding: seeding, attempts: attempts,
+          instance: instance, seedWindow: seedWindow)
+        {
+        case .apply(let next):
+          applied = next
+        case .seeding(let refusal):
           if attempts == 0 { statistics.seedingRefusals += 1 }
-          answer(
-            .error(
-              code: .seeding,
-              message: "collecting clients' copies of keys until \(seedWindow) after start",
-              key: key, write: write))
+          answer(refusal)
           continue
-        }
-        let version = working.version
-        let lastWrite = working.lastWrites[request.client] ?? 0
-        let follows = after.map { $0 == lastWrite && working.lastClient == request.client } ?? true
-        guard write > lastWrite, base == version, follows else {
-          // This very write, stored by a commit whose answer was lost and found applied when
-          // the batch was decided again: it is applied, and the writes behind it will be.
-          if attempts > 0,
-            let made = working.recent?.last(where: {
-              $0.client == request.client && $0.write == write
-            }), made.version == base + 1
-          {
-            answer(.ack(key: key, write: write, version: made.version))
-            continue
-          }
+        case .reject(let rejection):
           batch.rejected += 1
-          answer(
-            .reject(
-              key: key, write: write, version: version, lastWrite: lastWrite,
-              value: working.value, writes: working.writes(after: base)))
+          answer(rejection)
+          continue
+        case .acknowledge(let ack):
+          answer(ack)
           continue
         }
-        let applied = BrokerEntry.Applied(
-          version: version + 1, client: request.client, write: write)
         change(.applied(applied, value), &working, &present, &seeded)
         if backend == .log {
           log.append(
@@ -182,6 +170,52 @@ extension BrokerMachine {
     batch.commit = Commit(
       token: batch.commit.token, key: key, revision: revision, record: record, log: log)
     return batch
+  }
+
+  /// What a write comes to on a key's state.
+  enum WriteVerdict {
+    /// It makes this next version.
+    case apply(BrokerEntry.Applied)
+    /// Held back: the broker still collects the clients' copies of the key.
+    case seeding(BrokerMessage)
+    /// Stale or out of its client's order: the key's state goes back with the refusal.
+    case reject(BrokerMessage)
+    /// This very write, found applied when a batch is decided again: stored by a commit whose
+    /// answer was lost. The writes behind it will be applied too.
+    case acknowledge(BrokerMessage)
+  }
+
+  /// Judges a write of `client` on `key`'s entry (`present`: whether the key has one), as
+  /// the decision `attempts` of its batch, by the broker run `instance` that collects copies
+  /// for `seedWindow`. Static, so that it can judge inside a key's state changed in place.
+  static func judge(
+    write: UInt64, base: UInt64, after: UInt64?, by client: String, on key: String,
+    _ entry: BrokerEntry, present: Bool, seeded: SeedOrigin?, seeding: Bool, attempts: Int,
+    instance: String, seedWindow: Duration
+  ) -> WriteVerdict {
+    if seeding, awaitsCopies(present ? entry : nil, seeded, instance: instance) {
+      return .seeding(
+        .error(
+          code: .seeding,
+          message: "collecting clients' copies of keys until \(seedWindow) after start",
+          key: key, write: write))
+    }
+    let version = entry.version
+    let lastWrite = entry.lastWrites[client] ?? 0
+    let follows = after.map { $0 == lastWrite && entry.lastClient == client } ?? true
+    guard write > lastWrite, base == version, follows else {
+      if attempts > 0,
+        let made = entry.recent?.last(where: { $0.client == client && $0.write == write }),
+        made.version == base + 1
+      {
+        return .acknowledge(.ack(key: key, write: write, version: made.version))
+      }
+      return .reject(
+        .reject(
+          key: key, write: write, version: version, lastWrite: lastWrite, value: entry.value,
+          writes: entry.writes(after: base)))
+    }
+    return .apply(BrokerEntry.Applied(version: version + 1, client: client, write: write))
   }
 
   /// Makes one decided change to a key's entry.

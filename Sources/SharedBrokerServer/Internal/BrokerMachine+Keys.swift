@@ -105,12 +105,70 @@ extension BrokerMachine {
     var request = request
     if backend == .cluster { request.ticket = replies.reserve(request.peer) }
     let slot = slot(key)
+    // In memory no batch is ever out (each is final once decided), so a write is judged and
+    // applied on its own, with none of a batch's lists.
+    if backend == .memory, case .write(let write, let base, let value, let after) = request.kind {
+      writeInMemory(
+        request, write: write, base: base, value: value, after: after, on: slot, into: &actions)
+      return
+    }
     let idle = Self.inPlace(&states[slot]) { state in
       state.queued.append(request)
       return state.flight == nil
     }
     guard idle else { return }
     startBatch(slot, into: &actions)
+  }
+
+  /// Applies a write to a key held in memory, or answers why not, as a batch of that one write
+  /// would.
+  private mutating func writeInMemory(
+    _ request: KeyRequest, write: UInt64, base: UInt64, value: Data, after: UInt64?,
+    on slot: Int, into actions: inout [Action]
+  ) {
+    let (instance, seedWindow) = (instance, seedWindow)
+    let seeding = request.now < seedWindow
+    // Judged and applied in the key's state in place: reading its fields one by one would copy
+    // the whole state each time.
+    let (key, verdict, added) = Self.inPlace(&states[slot]) {
+      state -> (String, WriteVerdict, Bool) in
+      func judged(on entry: BrokerEntry, present: Bool) -> WriteVerdict {
+        Self.judge(
+          write: write, base: base, after: after, by: request.client, on: state.key, entry,
+          present: present, seeded: state.seeded, seeding: seeding, attempts: 0,
+          instance: instance, seedWindow: seedWindow)
+      }
+      // The entry passed where it is: unwrapping it into a variable would copy it.
+      let verdict =
+        state.entry != nil
+        ? judged(on: state.entry!, present: true) : judged(on: .empty, present: false)
+      guard case .apply(let applied) = verdict else { return (state.key, verdict, false) }
+      let added = state.entry == nil
+      if added { state.entry = .empty }
+      state.entry!.apply(applied, value: value, instance: instance)
+      state.seeded = nil
+      return (state.key, verdict, added)
+    }
+    switch verdict {
+    case .apply(let applied):
+      if added { statistics.keys += 1 }
+      statistics.writesApplied += 1
+      // Publish first, as a batch does: propagation matters more than the writer's ACK.
+      actions.append(
+        .publish(
+          .update(
+            key: key, version: applied.version, client: request.client, write: write,
+            value: value)))
+      answer(request, with: .ack(key: key, write: write, version: applied.version), into: &actions)
+    case .seeding(let refusal):
+      statistics.seedingRefusals += 1
+      answer(request, with: refusal, into: &actions)
+    case .reject(let rejection):
+      statistics.writesRejected += 1
+      answer(request, with: rejection, into: &actions)
+    case .acknowledge(let ack):
+      answer(request, with: ack, into: &actions)
+    }
   }
 
   /// Decides the requests queued on the key in `slot` and sends them to be stored.
