@@ -7,7 +7,7 @@ extension BrokerMachine {
     nextToken += 1
     let key = states[slot].key
     // Changed only where a later decision, or the cluster's record, needs the new state: the
-    // log's (or memory's) single write is applied in place once stored, without copying the entry. Not
+    // log's single write is applied in place once stored, without copying the entry. Not
     // optional (`present` says whether the key has an entry): reading a field of an optional
     // entry copies all of it.
     var (working, present, seeded, revision) = Self.inPlace(&states[slot]) {
