@@ -15,4 +15,4 @@ set xtics ('50%%' 2, '90%%' 10, '99%%' 100, '99.9%%' 1000, '99.99%%' 10000, '99.
 set ylabel 'µs'
 set key top left
 set grid
-plot for [i=0:2] data index i using 2:3 with lines linewidth 2 title columnheader(1)
+plot for [i=0:3] data index i using 2:3 with lines linewidth 2 title columnheader(1)

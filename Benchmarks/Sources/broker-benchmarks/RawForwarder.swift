@@ -98,17 +98,28 @@ final class RawForwarder: @unchecked Sendable {
   }
 }
 
-/// A raw DEALER that feeds the forwarder.
+/// A raw DEALER that feeds the forwarder, and with a `publisher`, a SUB that hears what the
+/// forwarder publishes.
 final class RawWriter {
   private let context: Context
   private let dealer: Socket
+  private let subscriber: Socket?
 
-  init(endpoint: String) throws {
-    context = try Context()
+  init(endpoint: String, publisher: String? = nil) throws {
+    let context = try Context()
+    self.context = context
     dealer = try Socket(context: context, type: .dealer)
     try dealer.set(.sendHighWaterMark, 1_000_000)
     try dealer.set(.receiveTimeout, 10_000)
     try dealer.connect(endpoint)
+    subscriber = try publisher.map { publisher in
+      let subscriber = try Socket(context: context, type: .sub)
+      try subscriber.set(.receiveHighWaterMark, 1_000_000)
+      try subscriber.set(.subscribe, Array("bench".utf8))
+      try subscriber.set(.receiveTimeout, 10_000)
+      try subscriber.connect(publisher)
+      return subscriber
+    }
   }
 
   func send(count: Int, payload: Data) throws {
@@ -122,8 +133,18 @@ final class RawWriter {
     return frames.first.flatMap { Int(String(decoding: $0, as: UTF8.self)) }
   }
 
+  /// The count of the next message published back to the writer, if one is waiting (or arrives
+  /// within `wait`); `nil` without a subscriber.
+  func published(wait: Bool) throws -> Int? {
+    guard let frames = try subscriber?.receive(dontWait: !wait), frames.count >= 2 else {
+      return nil
+    }
+    return Int(String(decoding: frames[1], as: UTF8.self))
+  }
+
   func close() {
     dealer.close()
+    subscriber?.close()
     context.terminate()
   }
 }

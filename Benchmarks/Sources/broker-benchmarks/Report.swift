@@ -50,6 +50,7 @@ struct Report {
       case .mirror: "SharedMirror `.broker`"
       case .raw: "raw libzmq, forwarder in the writer's process, no answers"
       case .rawProcess: "raw libzmq, forwarder process answering each message"
+      case .rawSubscribed: "the same, its writer also subscribed to what it writes"
       }
     }
 
@@ -58,6 +59,7 @@ struct Report {
       case .mirror: "mirror"
       case .raw: "raw in-process"
       case .rawProcess: "raw process"
+      case .rawSubscribed: "raw process, writer subscribed"
       }
     }
 

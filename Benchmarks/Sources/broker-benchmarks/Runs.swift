@@ -22,11 +22,14 @@ struct Runs {
 
   /// The paths compared: ours through the broker process; raw libzmq with its forwarder in a
   /// process of its own that answers each message after publishing it (the same hops and
-  /// messages as a write and its ACK), or in the writer's process without answers (one process
-  /// hop and one message fewer than ours).
+  /// messages as a write and its ACK), the same with the writer subscribed to what it writes as
+  /// a `.broker` writer is (its own update comes back to it too, and the forwarder publishes to
+  /// one subscriber more), or in the writer's process without answers (one process hop and one
+  /// message fewer than ours).
   enum Mode: String {
     case mirror, raw
     case rawProcess = "raw-process"
+    case rawSubscribed = "raw-subscribed"
   }
 
   /// What one pass over a path gave: every reader's samples, and the CPU time (µs) each part
@@ -102,42 +105,52 @@ struct Runs {
       return try await rawPath(
         router: forwarder.router, publisher: forwarder.publisher, forwarderPID: nil,
         acknowledged: false, readers: readers, target: target, write: write)
-    case .rawProcess:
+    case .rawProcess, .rawSubscribed:
       let forwarder = try RawForwarder.Process(selfPath: selfPath, acknowledges: true)
       defer { forwarder.stop() }
       return try await rawPath(
         router: forwarder.router, publisher: forwarder.publisher,
         forwarderPID: forwarder.child.process.processIdentifier, acknowledged: true,
-        readers: readers, target: target, write: write)
+        subscribed: mode == .rawSubscribed, readers: readers, target: target, write: write)
     }
   }
 
   /// A raw DEALER writing to a forwarder (taking in its answers as they come, when it gives
-  /// them, as a client takes its ACKs), and raw SUB readers.
+  /// them, as a client takes its ACKs; `subscribed`, its own messages coming back to its SUB
+  /// the same way), and raw SUB readers.
   private func rawPath(
-    router: String, publisher: String, forwarderPID: Int32?, acknowledged: Bool, readers: Int,
-    target: Int, write: (_ send: (Int) throws -> Void) async throws -> Void
+    router: String, publisher: String, forwarderPID: Int32?, acknowledged: Bool,
+    subscribed: Bool = false, readers: Int, target: Int,
+    write: (_ send: (Int) throws -> Void) async throws -> Void
   ) async throws -> PathRun {
     let children = try startReaders(.raw, readers, at: publisher, target: target)
-    let writer = try RawWriter(endpoint: router)
+    let writer = try RawWriter(endpoint: router, publisher: subscribed ? publisher : nil)
     defer { writer.close() }
-    // Warm-up messages (count 0) until every subscription is active.
-    while !children.allSatisfy({ $0.output.contains("ready") }) {
+    // Warm-up messages (count 0) until every subscription is active, the writer's too.
+    var subscriptionActive = !subscribed
+    while !subscriptionActive || !children.allSatisfy({ $0.output.contains("ready") }) {
       try writer.send(count: 0, payload: Self.payload(0))
       usleep(5_000)
+      while try writer.published(wait: false) != nil { subscriptionActive = true }
     }
     // The warm-up's answers.
     if acknowledged { while try writer.acknowledged(wait: false) != nil {} }
     let cpuBefore = (writer: cpuMicroseconds(), forwarder: forwarderPID.map(cpuMicroseconds))
-    var last = 0
+    var (last, seen) = (0, 0)
     try await write { count in
       try writer.send(count: count, payload: Self.payload(count))
       while acknowledged, let answered = try writer.acknowledged(wait: false) {
         last = max(last, answered)
       }
+      while subscribed, let published = try writer.published(wait: false) {
+        seen = max(seen, published)
+      }
     }
     while acknowledged, last < target, let answered = try writer.acknowledged(wait: true) {
       last = max(last, answered)
+    }
+    while subscribed, seen < target, let published = try writer.published(wait: true) {
+      seen = max(seen, published)
     }
     let outputs = children.map { $0.finish() }
     return PathRun(
@@ -244,7 +257,7 @@ struct Runs {
       }
       while acknowledged[writes] == 0, let frames = try writer.receive() { try record(frames) }
       outputs = children.map { $0.finish() }
-    case .rawProcess:
+    case .rawProcess, .rawSubscribed:
       throw BenchmarkError("the staleness runs compare with the in-process forwarder only")
     case .raw:
       let forwarder = try RawForwarder(acknowledges: true)
