@@ -66,7 +66,7 @@ enum BrokerBenchmarks {
     for (readers, pace) in [(1, Runs.pace), (8, Runs.pace), (8, Runs.lightPace)]
     where wanted("latency") {
       // Alternated within each run, so the machine's drift touches every path alike.
-      let modes: [Runs.Mode] = [.rawProcess, .rawSubscribed, .raw, .mirror]
+      let modes: [Runs.Mode] = [.rawProcess, .rawSubscribed, .rawCodable, .raw, .mirror]
       var results: [Runs.Mode: [(latencies: [[Double]], run: Runs.PathRun)]] = [:]
       for _ in 0..<runs {
         for mode in modes {

@@ -58,8 +58,11 @@ enum Reader {
       try subscriber.set(.receiveTimeout, 10_000)
       try subscriber.connect(endpoint)
       var announced = false
+      let decoder = mode == Runs.Mode.rawCodable.rawValue ? JSONDecoder() : nil
       while let frames = try subscriber.receive() {
-        let count = Int(String(decoding: frames[1], as: UTF8.self)) ?? 0
+        let count =
+          try decoder.map { try $0.decode(Stats.self, from: frames[2]).count }
+          ?? Int(String(decoding: frames[1], as: UTF8.self)) ?? 0
         if count == 0 {
           if !announced {
             cpuAtReady = cpuMicroseconds()

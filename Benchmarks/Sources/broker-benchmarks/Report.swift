@@ -51,6 +51,7 @@ struct Report {
       case .raw: "raw libzmq, forwarder in the writer's process, no answers"
       case .rawProcess: "raw libzmq, forwarder process answering each message"
       case .rawSubscribed: "the same, its writer also subscribed to what it writes"
+      case .rawCodable: "the same, its value through Codable (`JSONEncoder`, `JSONDecoder`)"
       }
     }
 
@@ -60,6 +61,7 @@ struct Report {
       case .raw: "raw in-process"
       case .rawProcess: "raw process"
       case .rawSubscribed: "raw process, writer subscribed"
+      case .rawCodable: "raw process, subscribed, Codable"
       }
     }
 

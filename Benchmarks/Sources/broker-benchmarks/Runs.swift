@@ -24,12 +24,15 @@ struct Runs {
   /// process of its own that answers each message after publishing it (the same hops and
   /// messages as a write and its ACK), the same with the writer subscribed to what it writes as
   /// a `.broker` writer is (its own update comes back to it too, and the forwarder publishes to
-  /// one subscriber more), or in the writer's process without answers (one process hop and one
-  /// message fewer than ours).
+  /// one subscriber more), the same again with the value going through Codable (the writer
+  /// encodes it with `JSONEncoder`, each reader decodes it with `JSONDecoder`, as an app on raw
+  /// sockets would), or in the writer's process without answers (one process hop and one message
+  /// fewer than ours).
   enum Mode: String {
     case mirror, raw
     case rawProcess = "raw-process"
     case rawSubscribed = "raw-subscribed"
+    case rawCodable = "raw-codable"
   }
 
   /// What one pass over a path gave: every reader's samples, and the CPU time (µs) each part
@@ -105,25 +108,28 @@ struct Runs {
       return try await rawPath(
         router: forwarder.router, publisher: forwarder.publisher, forwarderPID: nil,
         acknowledged: false, readers: readers, target: target, write: write)
-    case .rawProcess, .rawSubscribed:
+    case .rawProcess, .rawSubscribed, .rawCodable:
       let forwarder = try RawForwarder.Process(selfPath: selfPath, acknowledges: true)
       defer { forwarder.stop() }
       return try await rawPath(
         router: forwarder.router, publisher: forwarder.publisher,
         forwarderPID: forwarder.child.process.processIdentifier, acknowledged: true,
-        subscribed: mode == .rawSubscribed, readers: readers, target: target, write: write)
+        subscribed: mode != .rawProcess, codable: mode == .rawCodable, readers: readers,
+        target: target, write: write)
     }
   }
 
   /// A raw DEALER writing to a forwarder (taking in its answers as they come, when it gives
   /// them, as a client takes its ACKs; `subscribed`, its own messages coming back to its SUB
-  /// the same way), and raw SUB readers.
+  /// the same way), and raw SUB readers; `codable`, the value encoded and decoded through
+  /// Codable on each side.
   private func rawPath(
     router: String, publisher: String, forwarderPID: Int32?, acknowledged: Bool,
-    subscribed: Bool = false, readers: Int, target: Int,
+    subscribed: Bool = false, codable: Bool = false, readers: Int, target: Int,
     write: (_ send: (Int) throws -> Void) async throws -> Void
   ) async throws -> PathRun {
-    let children = try startReaders(.raw, readers, at: publisher, target: target)
+    let children = try startReaders(
+      codable ? .rawCodable : .raw, readers, at: publisher, target: target)
     let writer = try RawWriter(endpoint: router, publisher: subscribed ? publisher : nil)
     defer { writer.close() }
     // Warm-up messages (count 0) until every subscription is active, the writer's too.
@@ -137,8 +143,14 @@ struct Runs {
     if acknowledged { while try writer.acknowledged(wait: false) != nil {} }
     let cpuBefore = (writer: cpuMicroseconds(), forwarder: forwarderPID.map(cpuMicroseconds))
     var (last, seen) = (0, 0)
+    let encoder = JSONEncoder()
     try await write { count in
-      try writer.send(count: count, payload: Self.payload(count))
+      let payload =
+        codable
+        ? try encoder.encode(
+          Reader.Stats(count: count, maxCount: count, minCount: 0, numberOfCounts: count))
+        : Self.payload(count)
+      try writer.send(count: count, payload: payload)
       while acknowledged, let answered = try writer.acknowledged(wait: false) {
         last = max(last, answered)
       }
@@ -257,7 +269,7 @@ struct Runs {
       }
       while acknowledged[writes] == 0, let frames = try writer.receive() { try record(frames) }
       outputs = children.map { $0.finish() }
-    case .rawProcess, .rawSubscribed:
+    case .rawProcess, .rawSubscribed, .rawCodable:
       throw BenchmarkError("the staleness runs compare with the in-process forwarder only")
     case .raw:
       let forwarder = try RawForwarder(acknowledges: true)
