@@ -3,26 +3,54 @@ internal import IssueReporting
 package import OpenCombine
 
 /// Delivers a reference's changes: to its publisher's subscribers and to every store that may
-/// hold it. A runaway chain of nested re-writes (an observer writing the value it was told
-/// about, again and again) is reported and cut instead of recursing until the stack overflows.
+/// hold it.
+///
+/// No lock is held while anyone is told, and no caller waits for another thread's delivery:
+/// each change is handed in with a stamp that orders it, and one thread at a time (the first
+/// that finds nobody delivering) tells everyone about the newest one, then about any newer one
+/// handed in meanwhile, so everyone hears the changes in stamp order and last hears the newest.
+/// A change handed in while another thread delivers is told by that thread, right after.
+/// Inside a shared value's lock (a ``LockedRegion``) the delivery waits until the thread
+/// leaves it.
+///
+/// A change an observer makes while it is being told is told after it returns (every observer
+/// hears one value before the next); a runaway chain of them (an observer writing the value it
+/// was told about, again and again) is reported and cut instead of looping forever.
 ///
 /// Swift's Observation tracks the reference through its ``ObservedChanges``.
 package final class ReferenceNotifier<Value>: @unchecked Sendable {
-  /// Nested notifications deeper than this are a feedback loop.
+  /// Changes made by the delivering thread's own observers, in a row, beyond which they are a
+  /// feedback loop.
   package static var maxDepth: Int { 64 }
 
-  /// The value last notified, under the lock.
-  private var current: Value
-  /// Made by the first ask for the publisher: sending to a subject no one asked for is a fifth
-  /// of what a mirrored update costs its reader.
-  private var subject: CurrentValueSubject<Value, Never>?
-  private let lock = NSRecursiveLock()
-  private var depth = 0
+  private struct State {
+    /// The value last told.
+    var current: Value
+    /// Made by the first ask for the publisher: sending to a subject no one asked for is a
+    /// fifth of what a mirrored update costs its reader.
+    var subject: CurrentValueSubject<Value, Never>?
+    /// The newest change not told yet, when `hasNext` (not an `Optional`: unspecialized code
+    /// asks the runtime for `Optional<Value>`'s metadata, a slow lookup, on every call).
+    var next: Value
+    var hasNext = false
+    /// Nothing but the value changed in every change `next` stands for.
+    var nextOnlyTheValue = true
+    /// The newest stamp handed in.
+    var stamp: UInt64 = 0
+    /// The thread telling everyone now, if any.
+    var deliverer: pthread_t?
+    /// The delivering thread handed in `next` itself (one of its observers wrote the value).
+    var nextIsOwn = false
+  }
+
+  /// A leaf lock: nothing is called under it.
+  private let lock = NSLock()
+  private var state: State
   private let description: @Sendable () -> String
   private let observed = ObservedChanges()
 
   package init(initialValue: Value, description: @escaping @Sendable () -> String) {
-    current = initialValue
+    state = State(current: initialValue, next: initialValue)
     self.description = description
   }
 
@@ -33,62 +61,116 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
 
   /// The current value, then every change.
   package var publisher: AnyPublisher<Value, Never> {
-    lock.lock()
-    defer { lock.unlock() }
-    if let subject { return subject.eraseToAnyPublisher() }
-    let made = CurrentValueSubject<Value, Never>(current)
-    subject = made
-    return made.eraseToAnyPublisher()
+    withState { state in
+      if let subject = state.subject { return subject.eraseToAnyPublisher() }
+      let made = CurrentValueSubject<Value, Never>(state.current)
+      state.subject = made
+      return made.eraseToAnyPublisher()
+    }
   }
 
-  /// Tells everyone about `latest()`, read under the notification lock so that the last
-  /// notification always carries the newest value.
+  /// Tells everyone about `value`, unless they heard of a newer one (a higher `stamp`).
   ///
   /// - Parameters:
-  ///   - latest: Reads the current value.
+  ///   - value: The reference's value as of `stamp`.
+  ///   - stamp: Grows with every change of the reference (its value or its errors).
   ///   - onlyTheValue: Nothing but the value can have changed (a write, not a storage report
   ///     that may also clear an error): Observation is then told only if it is another value.
   ///     The publisher still sends every write, as swift-sharing's does.
-  package func notify(_ latest: () -> Value, onlyTheValue: Bool = false) {
-    notify(
-      newer: { value in
-        value = latest()
-        return true
-      }, onlyTheValue: onlyTheValue)
+  package func notify(_ value: Value, stamp: UInt64, onlyTheValue: Bool = false) {
+    let me = pthread_self()
+    let handedIn = withState { state -> Bool in
+      guard stamp > state.stamp else { return false }
+      state.stamp = stamp
+      state.nextOnlyTheValue = (state.hasNext ? state.nextOnlyTheValue : true) && onlyTheValue
+      state.next = value
+      state.hasNext = true
+      if let deliverer = state.deliverer, pthread_equal(deliverer, me) != 0 {
+        state.nextIsOwn = true
+      }
+      return true
+    }
+    guard handedIn else { return }
+    if LockedRegion.isActive {
+      LockedRegion.holdBack { [self] in deliverPending() }
+    } else {
+      deliverPending()
+    }
   }
 
-  /// Tells everyone about the value `newer` puts in its argument, under the notification lock;
-  /// if it returns `false`, no one (the caller's observers already heard of a newer value). Not
-  /// a `Value?` result: unspecialized code asks the runtime for `Optional<Value>`'s metadata,
-  /// a slow lookup, on every call.
-  package func notify(newer: (inout Value) -> Bool, onlyTheValue: Bool = false) {
+  /// Tells everyone about the changes handed in, unless another thread is at it.
+  private func deliverPending() {
+    let me = pthread_self()
+    let claimed = withState { state -> Bool in
+      guard state.deliverer == nil, state.hasNext else { return false }
+      state.deliverer = me
+      return true
+    }
+    guard claimed else { return }
+    var ownInARow = 0
+    while let delivery = takeNext() {
+      ownInARow = delivery.isOwn ? ownInARow + 1 : 0
+      if ownInARow > Self.maxDepth {
+        reportFeedbackLoop()
+        // What the loop would write next is dropped: it ends here.
+        withState { state in
+          state.hasNext = false
+          state.deliverer = nil
+        }
+        return
+      }
+      if !delivery.onlyTheValue || !areEqual(delivery.previous, delivery.value) {
+        observed.changed()
+      }
+      delivery.subject?.send(delivery.value)
+      SharedChangeSubscription.notifyAll()
+    }
+  }
+
+  /// One change to tell, taken from the state.
+  private struct Delivery {
+    let previous: Value
+    let value: Value
+    let onlyTheValue: Bool
+    /// The delivering thread's own observers made it.
+    let isOwn: Bool
+    let subject: CurrentValueSubject<Value, Never>?
+  }
+
+  /// Takes the change to tell next, as the value last told; `nil` (and nobody delivering) when
+  /// there is none.
+  private func takeNext() -> Delivery? {
+    withState { state in
+      guard state.hasNext else {
+        state.deliverer = nil
+        return nil
+      }
+      let delivery = Delivery(
+        previous: state.current, value: state.next, onlyTheValue: state.nextOnlyTheValue,
+        isOwn: state.nextIsOwn, subject: state.subject)
+      state.hasNext = false
+      state.nextIsOwn = false
+      state.current = state.next
+      return delivery
+    }
+  }
+
+  private func withState<R>(_ body: (inout State) -> R) -> R {
     lock.lock()
     defer { lock.unlock() }
-    depth += 1
-    defer { depth -= 1 }
-    guard depth <= Self.maxDepth else {
-      if depth == Self.maxDepth + 1 {
-        reportIssue(
-          """
-          Feedback loop detected on \(description()): it was written \(Self.maxDepth) times in \
-          a row by observers of its own changes.
+    return body(&state)
+  }
 
-          Writing a shared value from its own publisher (or from an action that its publisher \
-          sends) loops forever. Derive the new value in the reducer that makes the change \
-          instead.
-          """
-        )
-      }
-      return
-    }
-    var value = current
-    guard newer(&value) else { return }
-    if !onlyTheValue || !areEqual(current, value) {
-      observed.changed()
-    }
-    current = value
-    subject?.send(value)
-    SharedChangeSubscription.notifyAll()
+  private func reportFeedbackLoop() {
+    reportIssue(
+      """
+      Feedback loop detected on \(description()): it was written \(Self.maxDepth) times in a \
+      row by observers of its own changes.
+
+      Writing a shared value from its own publisher (or from an action that its publisher \
+      sends) loops forever. Derive the new value in the reducer that makes the change instead.
+      """
+    )
   }
 }
 

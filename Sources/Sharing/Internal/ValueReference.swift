@@ -17,6 +17,8 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
   /// Storage reported a change while a save was in flight (see ``receiveFromStorage(_:)``).
   private var skippedStorageChange = false
   private let notifier: ReferenceNotifier<Value>
+  /// Counts the changes of the value, which orders their notifications.
+  private var stamp: UInt64 = 0
   let description: String
 
   /// An unkeyed value: `Shared(value:)`.
@@ -78,17 +80,20 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
     if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {
       return try tracker.updateSnapshot(of: self, live: liveValue, body)
     }
-    let (result, newValue): (R, Value) = try lock.withLock {
-      SharedChangeTracker.current?.recordOldValue(current, of: self)
-      var value = current
-      let result = try body(&value)
-      current = value
-      // Counted in the same critical section as the change, so no storage report read before
-      // this save lands can replace the new value.
-      if persistence?.save != nil { savesInFlight += 1 }
-      return (result, value)
+    let (result, newValue, stamp): (R, Value, UInt64) = try LockedRegion.run {
+      try lock.withLock {
+        SharedChangeTracker.current?.recordOldValue(current, of: self)
+        var value = current
+        let result = try body(&value)
+        current = value
+        self.stamp += 1
+        // Counted in the same critical section as the change, so no storage report read before
+        // this save lands can replace the new value.
+        if persistence?.save != nil { savesInFlight += 1 }
+        return (result, value, self.stamp)
+      }
     }
-    notifier.notify({ liveValue }, onlyTheValue: true)
+    notifier.notify(newValue, stamp: stamp, onlyTheValue: true)
     persist(newValue, context: .didSet)
     return result
   }
@@ -97,21 +102,18 @@ final class ValueReference<Value: Sendable>: MutableReference, @unchecked Sendab
   /// predate that save and would step the value back. The change is only noted, and the value
   /// is read again once every save has landed.
   private func replaceFromStorage(_ value: Value, unlessSaving: Bool) {
-    let replaced = lock.withLock {
+    let replaced = lock.withLock { () -> UInt64? in
       if unlessSaving, savesInFlight > 0 {
         skippedStorageChange = true
-        return false
+        return nil
       }
       SharedChangeTracker.current?.recordOldValue(current, of: self)
       current = value
       lastLoadError = nil
-      return true
+      stamp += 1
+      return stamp
     }
-    if replaced { notifyObservers() }
-  }
-
-  private func notifyObservers() {
-    notifier.notify { liveValue }
+    if let replaced { notifier.notify(value, stamp: replaced) }
   }
 
   // MARK: - Storage
