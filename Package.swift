@@ -341,6 +341,7 @@ let package = Package(
         "TestSupport",
         .product(name: "Clocks", package: "swift-clocks"),
         .product(name: "DependenciesTestSupport", package: "swift-dependencies"),
+        .product(name: "OpenCombine", package: "OpenCombine"),
       ],
       swiftSettings: settings
     ),
@@ -354,6 +355,7 @@ let package = Package(
         "TestSupport",
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "OpenCombine", package: "OpenCombine"),
       ],
       swiftSettings: settings
     ),

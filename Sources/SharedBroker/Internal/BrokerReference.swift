@@ -6,7 +6,7 @@ internal import Sharing
 /// ``ClientStorage``, which holds the value (confirmed + pending mutations) in the key's
 /// ``KeyMachine``. A mutation shows locally at once; the client's I/O thread sends it and feeds
 /// the broker's answers to the machine. The reference keeps the key's lock, which `withLock`
-/// bodies run under, and the observers, which the storage tells of every change with its value.
+/// bodies run under, and the observers, which the storage tells of every change with its value, under no lock.
 final class BrokerReference<Value: Sendable & Equatable>: MutableReference, @unchecked Sendable {
   let key: String
   /// The key's place in the client's machine.
@@ -20,8 +20,6 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, @unc
   /// What a reference replaced by one of another value type for the same key shows (the
   /// client's keys hold one type each; Sharing reports the clash).
   private let initialValue: Value
-  /// The newest value stamp the observers heard of (under `notifier`'s lock).
-  private var told: UInt64 = 0
 
   init(
     key: String, index: Int, initialValue: Value, storage: ClientStorage, client: BrokerClient?
@@ -80,10 +78,13 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, @unc
     if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {
       return try tracker.updateSnapshot(of: self, live: liveValue, body)
     }
-    return try lock.withLock {
-      if let result = try storage.mutate(index, of: self, body) { return result }
-      var detached = initialValue
-      return try body(&detached)
+    // Observers hear of the write once the thread leaves every shared value's lock.
+    return try LockedRegion.run {
+      try lock.withLock {
+        if let result = try storage.mutate(index, of: self, body) { return result }
+        var detached = initialValue
+        return try body(&detached)
+      }
     }
   }
 
@@ -100,12 +101,6 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, @unc
   /// The key's value (or its errors) changed: observers hear of `value` unless they already
   /// heard of a newer one (`stamp` orders them).
   func changed(_ value: KeyValue, stamp: UInt64, onlyTheValue: Bool) {
-    notifier.notify(
-      newer: { newer in
-        guard stamp >= told else { return false }
-        told = stamp
-        newer = value.as(Value.self)
-        return true
-      }, onlyTheValue: onlyTheValue)
+    notifier.notify(value.as(Value.self), stamp: stamp, onlyTheValue: onlyTheValue)
   }
 }

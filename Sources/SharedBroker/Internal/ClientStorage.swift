@@ -12,7 +12,8 @@ import Synchronization
 /// after unlocking, as swift-nio's `NIOAsyncWriter` storage does: no user code, codec, observer
 /// or socket call ever runs under this lock. A mutation's body runs under its key's own lock
 /// (the contract of `withLock`); rebased mutations and codecs run under no lock, their results
-/// installed only if nothing changed meanwhile.
+/// installed only if nothing changed meanwhile. Observers are told under no lock at all: a
+/// writer's after it leaves its key's lock (a ``LockedRegion``).
 ///
 /// The I/O thread (or the simulation in the tests) feeds it ``ClientEvent``s through
 /// ``handle(_:at:via:)`` with a ``ClientTransport`` for what must reach the sockets; calls from
@@ -210,8 +211,12 @@ final class ClientStorage: Sendable {
       let decoded = rebase.undecoded.map { data in Result { try entry.codec.decode(data) } }
       var value = (try? decoded?.get()) ?? rebase.confirmed
       if let pending = rebase.pending {
-        for mutation in entry.mutations where pending.contains(mutation.sequence) {
-          mutation.apply(&value)
+        // A mutation that reads other keys may bring them up to date: their observers hear of
+        // it once the rebase is over.
+        LockedRegion.run {
+          for mutation in entry.mutations where pending.contains(mutation.sequence) {
+            mutation.apply(&value)
+          }
         }
       }
       let (applied, replaced, actions) = state.withLock { state in

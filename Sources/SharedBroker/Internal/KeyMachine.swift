@@ -246,10 +246,12 @@ struct KeyMachine {
   }
 
   /// Whether the local value or its errors changed without observers being told; they are
-  /// about to be.
+  /// about to be, with a stamp of its own (observers hear of each stamp once).
   mutating func takeUnnotified() -> Bool {
-    defer { unnotified = false }
-    return unnotified
+    guard unnotified else { return false }
+    unnotified = false
+    localStamp += 1
+    return true
   }
 
   /// Forgets being in sync until the next snapshot, which a ``KeyEvent/reload(at:instance:)``
