@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OpenCombine
 import Synchronization
 
 @testable import SharedBroker
@@ -54,6 +55,15 @@ final class SimulatedClient {
   var lastTurn = Duration.zero
   /// Requests other than heartbeats sent (`SYNC`, `GET`, `SEED`, `WRITE`).
   var requestsSent = 0
+  /// What each key's observers were last told, as a publisher's subscriber hears it.
+  let told: ToldValues
+  private var subscriptions: [AnyCancellable] = []
+
+  /// The values observers heard, per key, in order of arrival.
+  final class ToldValues: @unchecked Sendable {
+    var last: [Tally]
+    init(keys: Int) { last = Array(repeating: Tally(), count: keys) }
+  }
 
   // The storage and its references hold each other until the storage closes, as a
   // BrokerClient's does when it goes.
@@ -83,6 +93,11 @@ final class SimulatedClient {
       }
     }
     tags = keys.map { _ in [] }
+    let told = ToldValues(keys: keys.count)
+    self.told = told
+    subscriptions = references.enumerated().map { key, reference in
+      reference.publisher.sink { told.last[key] = $0 }
+    }
   }
 
   /// The machine as it is now.

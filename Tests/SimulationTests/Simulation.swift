@@ -943,6 +943,14 @@ final class Simulation {
           }
         }
         if client.alive {
+          // What a screen shows: its observers heard of the settled value without a read.
+          let told = client.told.last[keyIndex]
+          guard told == tally else {
+            throw failure(
+              "\(client.id)'s observers were last told of \(told.counts.count) mutations of \(key), "
+                + "the broker holds \(tally.counts.count)"
+            )
+          }
           // As the user reads it, brought up to date.
           let local = client.references[keyIndex].liveValue
           guard local == tally else {
