@@ -353,6 +353,7 @@ let package = Package(
         "SharedBrokerProtocol",
         "SharedBrokerServer",
         "TestSupport",
+        "ZeroMQ",
         .product(name: "HeapModule", package: "swift-collections"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "OpenCombine", package: "OpenCombine"),

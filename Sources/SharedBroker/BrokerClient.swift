@@ -104,12 +104,12 @@ public final class BrokerClient: Sendable {
   /// broker stops answering, or cannot reach its cluster's store.
   public let endpoints: [String]
   /// The endpoint of the broker the client talks to (or tries) now: one of ``knownBrokers``.
-  public var currentEndpoint: String { loop.endpoint }
+  public var currentEndpoint: String { storage.brokers.current }
 
   /// The brokers this client moves among: the ones it was given, then the others its cluster
   /// announced (a broker of a cluster names them all in `WELCOME`, and again whenever one joins
   /// or leaves), so that a client given one broker finds the rest.
-  public var knownBrokers: [String] { loop.knownBrokers }
+  public var knownBrokers: [String] { storage.brokers.all }
   /// This client's id, sent with every write (fresh per process).
   public let id: String
   let configuration: Configuration
@@ -163,15 +163,15 @@ public final class BrokerClient: Sendable {
     self.wakeUp = wakeUp
     storage = ClientStorage(
       machine: ClientMachine(
-        id: id, heartbeat: configuration.heartbeatInterval,
+        id: id, brokers: BrokerList(given: endpoints), usesCurve: configuration.curve != nil,
+        heartbeat: configuration.heartbeatInterval,
         missedHeartbeats: configuration.missedHeartbeats,
         maxWritesInFlight: configuration.maxWritesInFlight, now: .now
       ),
       endpoint: endpoint, logger: logger, wake: { wakeUp?.signal() }
     )
     let loop = ClientLoop(
-      endpoints: endpoints, storage: storage, wakeUp: wakeUp, configuration: configuration,
-      logger: logger)
+      storage: storage, wakeUp: wakeUp, configuration: configuration, logger: logger)
     self.loop = loop
     thread.withLock { $0 = IOThread(name: "sm-client") { loop.run() } }
   }

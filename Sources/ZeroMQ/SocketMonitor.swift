@@ -19,6 +19,13 @@ public final class SocketMonitor {
     public let value: UInt32
     /// The endpoint it concerns.
     public let endpoint: String
+
+    /// An event, as the monitor reports it (or as a test or a simulation makes one).
+    public init(kind: Kind, value: UInt32 = 0, endpoint: String) {
+      self.kind = kind
+      self.value = value
+      self.endpoint = endpoint
+    }
   }
 
   /// The kinds of event reported.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ZeroMQ
 
 @testable import SharedBroker
 @testable import SharedBrokerProtocol
@@ -14,10 +15,23 @@ import Testing
   let welcome = ClientEvent.reply(
     .welcome(instance: "run", publisher: "tcp://*:5556", maxValueSize: 10))
 
-  func machine(heartbeat: Duration? = nil) -> ClientMachine {
+  /// The SUB connecting to the publisher the first WELCOME names, on broker `a`.
+  let subscribe = ClientAction.connectSubscriber(to: "tcp://a:5556", from: nil)
+
+  /// A machine given broker `a`, or the cluster of `a` and `b`.
+  func machine(heartbeat: Duration? = nil, cluster: Bool = false) -> ClientMachine {
     ClientMachine(
-      id: "me", heartbeat: heartbeat ?? self.heartbeat, missedHeartbeats: 3, maxWritesInFlight: 2,
-      now: t0)
+      id: "me",
+      brokers: BrokerList(given: cluster ? ["tcp://a:5555", "tcp://b:5555"] : ["tcp://a:5555"]),
+      heartbeat: heartbeat ?? self.heartbeat, missedHeartbeats: 3, maxWritesInFlight: 2, now: t0)
+  }
+
+  /// What a cluster's client does when it moves from `a` to `b`.
+  var moveToB: [ClientAction] {
+    [
+      .connectDealer(to: "tcp://b:5555", from: "tcp://a:5555"),
+      .disconnectSubscriber(from: "tcp://a:5556"), hello,
+    ]
   }
 
   /// One event, at `after` past `t0`, and the actions it must make.
@@ -62,58 +76,104 @@ import Testing
         // HELLO is retried quickly at first, not before.
         Step(event: .turn, after: .microseconds(100), expected: []),
         Step(event: .turn, after: .microseconds(600), expected: [hello]),
-        Step(event: welcome, after: .milliseconds(1), expected: [.connection(.connected), .progressed]),
+        Step(
+          event: welcome, after: .milliseconds(1),
+          expected: [subscribe, .connection(.connected), .progressed]),
         Step(event: .turn, after: .milliseconds(1), expected: []),
         Step(event: .turn, after: .milliseconds(600), expected: [.send(.ping(versions: []))]),
         // Three heartbeats without an answer: the broker is lost.
         Step(
           event: .turn, after: .milliseconds(1_700),
-          expected: [
-            .log(.brokerStoppedAnswering), .connection(.disconnected), .moveToNextBroker, hello,
-          ]),
+          expected: [.log(.brokerStoppedAnswering), .connection(.disconnected), hello]),
       ], on: &machine)
   }
 
   @Test func answersFromAnotherRunOrRefusalsStartOver() {
-    var machine = machine()
+    var machine = machine(cluster: true)
     run(
       [
-        Step(event: welcome, expected: [.connection(.connected), .progressed]),
+        Step(event: welcome, expected: [subscribe, .connection(.connected), .progressed]),
         Step(event: .reply(.pong(instance: "other", behind: [])), expected: [hello]),
         Step(event: welcome, expected: [.connection(.connected), .progressed]),
         Step(event: .reply(.error(code: .helloFirst, message: "", key: nil, write: nil)), expected: [hello]),
         Step(event: welcome, expected: [.connection(.connected), .progressed]),
         Step(
           event: .reply(.error(code: .unavailable, message: "", key: nil, write: nil)),
-          expected: [.brokerUnavailable, .connection(.disconnected), .moveToNextBroker]),
+          expected: [.brokerUnavailable("tcp://a:5555"), .connection(.disconnected)] + moveToB),
         Step(
           event: .reply(.hello(client: "x")), expected: [.log(.requestFromTheBroker)]),
-        Step(event: .movedBroker, expected: [hello]),
       ], on: &machine)
   }
 
   @Test func aDroppedConnectionIsReportedAtOnceAndTheNextOneSaysHello() {
+    let lostA = ClientEvent.dealer(.init(kind: .disconnected, endpoint: "tcp://a:5555"))
+    let handshake = ClientEvent.dealer(.init(kind: .handshakeSucceeded, endpoint: "tcp://a:5555"))
     var machine = machine()
     run(
       [
-        Step(event: welcome, expected: [.connection(.connected), .progressed]),
+        Step(event: handshake, expected: [.handshake(nil), hello]),
+        Step(event: welcome, expected: [subscribe, .connection(.connected), .progressed]),
         // The broker's process ended: no heartbeat needs to go unanswered first.
-        Step(event: .connectionLost(move: false), expected: [.connection(.disconnected)]),
+        Step(event: lostA, expected: [.connection(.disconnected)]),
         // Nothing is taken for the old run, and nothing reports "connected" meanwhile.
         Step(event: .reply(.pong(instance: "run", behind: [])), expected: [hello]),
-        Step(event: .connectionLost(move: false), expected: []),
         // The new connection may reach another run: HELLO at once, not at the next heartbeat.
-        Step(event: .handshakeSucceeded, expected: [hello]),
+        Step(event: handshake, expected: [.handshake(nil), hello]),
         Step(event: welcome, expected: [.connection(.connected), .progressed]),
-        // In a cluster the client moves at once too.
+        // A DEALER that cannot queue a message counts as a lost connection.
+        Step(event: .sendFailed, expected: [.connection(.disconnected)]),
+      ], on: &machine)
+    // In a cluster the client moves at once; the old broker's connection closing after a move
+    // is no news, and the SUB follows the new broker's WELCOME.
+    machine = self.machine(cluster: true)
+    run(
+      [
+        Step(event: handshake, expected: [.handshake(nil), hello]),
+        Step(event: welcome, expected: [subscribe, .connection(.connected), .progressed]),
+        Step(event: lostA, expected: [.connection(.disconnected)] + moveToB),
+        Step(event: lostA, expected: []),
         Step(
-          event: .connectionLost(move: true), expected: [.connection(.disconnected), .moveToNextBroker]),
-        Step(event: .movedBroker, expected: [hello]),
+          event: welcome,
+          expected: [
+            .connectSubscriber(to: "tcp://b:5556", from: nil), .connection(.connected), .progressed,
+          ]),
       ], on: &machine)
   }
 
+  @Test func aFailedHandshakeIsReportedUntilOneSucceeds() {
+    var machine = machine()
+    func dealer(_ kind: SocketMonitor.Kind, _ value: UInt32 = 0) -> ClientEvent {
+      .dealer(.init(kind: kind, value: value, endpoint: "tcp://a:5555"))
+    }
+    /// Whether each handshake report of the event is permanent (`nil`: it succeeded).
+    func reports(_ event: ClientEvent) -> [Bool?] {
+      machine.handle(event, at: t0).compactMap { action -> Bool?? in
+        guard case .handshake(let failure) = action else { return nil }
+        return .some(failure?.isPermanent)
+      }
+    }
+    // Closed before the handshake ends: a broker away, until it happens three times in a row.
+    #expect(reports(dealer(.connected)) == [])
+    #expect(reports(dealer(.disconnected)) == [false])
+    #expect(reports(dealer(.disconnected)) == [false])
+    #expect(reports(dealer(.disconnected)) == [true])
+    #expect(reports(dealer(.disconnected)) == [])
+    #expect(reports(dealer(.handshakeSucceeded)) == [nil])
+    // A refused key is permanent at once, and the closes that follow do not hide it.
+    let refused = machine.handle(dealer(.handshakeFailedAuth, 400), at: t0)
+    #expect(
+      refused == [
+        .handshake(
+          .init(
+            reason: HandshakeHistory.Problem.keyRefused(status: 400).description,
+            isPermanent: true))
+      ])
+    #expect(reports(dealer(.disconnected)) == [])
+    #expect(reports(dealer(.handshakeSucceeded)) == [nil])
+  }
+
   @Test func slowHeartbeatsKeepRetriesShort() {
-    var machine = machine(heartbeat: .seconds(2))
+    var machine = machine(heartbeat: .seconds(2), cluster: true)
     var steps = [Step(event: .turn, expected: [hello])]
     // HELLO retries double up to 500 ms, not up to the heartbeat.
     var retry = ClientMachine.firstRetry * 2
@@ -127,14 +187,16 @@ import Testing
       Step(event: .turn, after: at + .milliseconds(499), expected: []),
       Step(event: .turn, after: at + .milliseconds(500), expected: [hello]),
       // No broker answered for 3 retry intervals: try the next one.
-      Step(event: .turn, after: .milliseconds(1_501), expected: [.moveToNextBroker]),
+      Step(
+        event: .turn, after: .milliseconds(1_501),
+        expected: [.connectDealer(to: "tcp://b:5555", from: "tcp://a:5555"), hello]),
     ]
     run(steps, on: &machine)
 
     machine = self.machine(heartbeat: .seconds(2))
     run(
       [
-        Step(event: welcome, expected: [.connection(.connected), .progressed]),
+        Step(event: welcome, expected: [subscribe, .connection(.connected), .progressed]),
         Step(event: .turn, after: .milliseconds(1_999), expected: [.send(.ping(versions: []))]),
         Step(event: .turn, after: .milliseconds(3_000), expected: []),
         Step(event: .turn, after: .milliseconds(3_999), expected: [.send(.ping(versions: []))]),
@@ -142,7 +204,7 @@ import Testing
         Step(event: .turn, after: .milliseconds(5_999), expected: [.send(.ping(versions: []))]),
         Step(
           event: .turn, after: .milliseconds(6_001),
-          expected: [.log(.brokerStoppedAnswering), .connection(.disconnected), .moveToNextBroker, hello]),
+          expected: [.log(.brokerStoppedAnswering), .connection(.disconnected), hello]),
       ], on: &machine)
   }
 
@@ -155,7 +217,7 @@ import Testing
     run(
       [
         Step(event: .turn, expected: [.subscribe("k"), hello]),
-        Step(event: welcome, expected: [.connection(.syncing), .progressed]),
+        Step(event: welcome, expected: [subscribe, .connection(.syncing), .progressed]),
         Step(event: .turn, expected: [.send(.sync(client: "me", key: "k"))]),
         // Another client's SYNCED is not ours.
         Step(event: .published([.synced(key: "k", client: "you")]), expected: []),

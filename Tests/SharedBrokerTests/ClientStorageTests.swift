@@ -33,8 +33,8 @@ import Testing
     let wakes = wakeCount
     storage = ClientStorage(
       machine: ClientMachine(
-        id: "client", heartbeat: .milliseconds(500), missedHeartbeats: 3, maxWritesInFlight: 32,
-        now: .now),
+        id: "client", brokers: BrokerList(given: ["test"]), heartbeat: .milliseconds(500),
+        missedHeartbeats: 3, maxWritesInFlight: 32, now: .now),
       endpoint: "test", logger: Logger(label: "test"), wake: { wakes.count.withLock { $0 += 1 } })
   }
 
@@ -43,15 +43,15 @@ import Testing
     var sent: [BrokerMessage] = []
     /// Refuses writes, as a DEALER at its high-water mark does.
     var refusesWrites = false
-    var endpoint: String { "test" }
     func send(_ message: BrokerMessage) -> Bool {
       if refusesWrites, case .write = message { return false }
       sent.append(message)
       return true
     }
     func subscribe(to key: String) {}
-    func moveToNextBroker() -> Bool { false }
-    func learn(brokers: [String]) {}
+    func connectDealer(to endpoint: String, from old: String) {}
+    func connectSubscriber(to endpoint: String, from old: String?) -> Bool { true }
+    func disconnectSubscriber(from endpoint: String) {}
 
     /// Takes the writes sent since the last call.
     func takeWrites() -> [BrokerMessage] {

@@ -26,13 +26,12 @@ final class SimulatedClient {
   var dealerUp = false
   var dealerEpoch = 0
   var peer = Data()
-  /// The broker of the cluster its DEALER is connected (or connecting) to, and the one its SUB
-  /// is connected to.
+  /// The endpoint its DEALER is connected (or connecting) to, as its machine named it, and the
+  /// broker of the cluster it reaches; the broker its SUB is connected to.
+  var dealerEndpoint: String
   var broker: Int
   var subscriberBroker: Int
-  /// The brokers it was given and learned, as its loop keeps them.
-  var brokers: BrokerList
-  /// The SUB's connection, which connects once the first WELCOME names the publisher.
+  /// The SUB's connection, which connects once the machine names the publisher.
   var publisherKnown = false
   var subscriberUp = false
   var subscriberEpoch = 0
@@ -74,14 +73,14 @@ final class SimulatedClient {
     brokers: BrokerList, now: ContinuousClock.Instant
   ) {
     self.index = index
-    self.brokers = brokers
+    dealerEndpoint = brokers.current
     broker = Simulation.broker(at: brokers.current)
     subscriberBroker = broker
     let wakeRequested = wakeRequested
     let storage = ClientStorage(
       machine: ClientMachine(
-        id: id, heartbeat: heartbeat, missedHeartbeats: 3, maxWritesInFlight: maxWritesInFlight,
-        now: now),
+        id: id, brokers: brokers, heartbeat: heartbeat, missedHeartbeats: 3,
+        maxWritesInFlight: maxWritesInFlight, now: now),
       endpoint: "simulated",
       logger: Logger(label: "simulated-client") { _ in SwiftLogNoOpLogHandler() },
       wake: { wakeRequested.requested.withLock { $0 = true } })

@@ -2,6 +2,7 @@ import Foundation
 import HeapModule
 import QuickJSON
 import TestSupport
+import ZeroMQ
 
 @testable import SharedBroker
 @testable import SharedBrokerProtocol
@@ -53,6 +54,8 @@ final class Simulation {
     var unavailableVerdicts = 0
     /// Moves to a broker the client was not given but learned from the cluster.
     var movesToLearned = 0
+    /// Connections the broker closed before their handshake ended.
+    var failedHandshakes = 0
     /// Sim time from the end of the faults until every live client held the broker's value.
     var settled = Duration.zero
   }
@@ -258,12 +261,6 @@ final class Simulation {
       let client = clients[index]
       guard client.alive, client.dealerUp, client.dealerEpoch == epoch else { return }
       note { "\(client.id.prefix(4)) ← \(message)" }
-      if case .welcome = message, !client.publisherKnown {
-        client.publisherKnown = true
-        schedule(
-          after: random.duration(.microseconds(50), .milliseconds(1)),
-          .subscriberConnects(client: index))
-      }
       client.storage.handle(.reply(message), at: instant(client), via: transport(client))
       try turn(client)
     case .published(let index, let epoch, let message):
@@ -303,13 +300,28 @@ final class Simulation {
       guard brokers[client.broker] != nil else {
         return reconnectLater(.dealerConnects(client: index))
       }
+      // The broker closes the connection before the handshake ends, as one at its limit of
+      // open files does: the monitor tells of it, and libzmq tries again later.
+      if faultsActive, random.chance(0.05) {
+        note { "\(client.id.prefix(4)) DEALER handshake closed" }
+        outcome.failedHandshakes += 1
+        for kind in [SocketMonitor.Kind.connected, .disconnected] {
+          client.storage.handle(
+            .dealer(.init(kind: kind, endpoint: client.dealerEndpoint)), at: instant(client),
+            via: transport(client))
+        }
+        reconnectLater(.dealerConnects(client: index))
+        return try turn(client)
+      }
       client.dealerUp = true
       client.dealerEpoch += 1
       nextPeer += 1
       client.peer = Data("peer-\(nextPeer)".utf8)
       peers[client.peer] = (index, client.dealerEpoch)
       note { "\(client.id.prefix(4)) DEALER connected" }
-      client.storage.handle(.handshakeSucceeded, at: instant(client), via: transport(client))
+      client.storage.handle(
+        .dealer(.init(kind: .handshakeSucceeded, endpoint: client.dealerEndpoint)),
+        at: instant(client), via: transport(client))
       try turn(client)
     case .subscriberConnects(let index):
       let client = clients[index]
@@ -711,27 +723,36 @@ final class Simulation {
     client.dealerEpoch += 1
     reconnectLater(.dealerConnects(client: client.index))
     guard tellingClient else { return }
-    // The socket monitor tells the loop; libzmq reconnects by itself. With other brokers to
-    // go to, the loop moves at once.
+    // The socket monitor tells the loop; libzmq reconnects by itself.
     client.storage.handle(
-      .connectionLost(move: client.brokers.hasOthers), at: instant(client), via: transport(client))
+      .dealer(.init(kind: .disconnected, endpoint: client.dealerEndpoint)), at: instant(client),
+      via: transport(client))
   }
 
-  /// Moves a client's DEALER to the next broker of the cluster; its SUB follows the WELCOME.
-  /// Returns `false` for a single broker, which the client stays with.
-  fileprivate func move(_ client: SimulatedClient) -> Bool {
-    guard client.brokers.moveToNext() else { return false }
-    client.broker = Self.broker(at: client.brokers.current)
-    if !client.brokers.given.contains(client.brokers.current) { outcome.movesToLearned += 1 }
+  /// Connects a client's DEALER to the broker at `endpoint`, as its machine asked.
+  fileprivate func connectDealer(_ client: SimulatedClient, to endpoint: String) {
+    client.dealerEndpoint = endpoint
+    client.broker = Self.broker(at: endpoint)
+    if !client.storage.brokers.given.contains(endpoint) { outcome.movesToLearned += 1 }
     note { "\(client.id.prefix(4)) moves to broker\(client.broker)" }
     cutDealer(client, tellingClient: false)
-    if client.subscriberUp {
-      client.subscriberUp = false
-      client.subscribed = false
-      client.subscriberEpoch += 1
-    }
+  }
+
+  /// Connects a client's SUB to the publisher its machine named: the DEALER's broker's.
+  fileprivate func connectSubscriber(_ client: SimulatedClient) {
+    disconnectSubscriber(client)
+    client.publisherKnown = true
+    schedule(
+      after: random.duration(.microseconds(50), .milliseconds(1)),
+      .subscriberConnects(client: client.index))
+  }
+
+  fileprivate func disconnectSubscriber(_ client: SimulatedClient) {
     client.publisherKnown = false
-    return true
+    guard client.subscriberUp else { return }
+    client.subscriberUp = false
+    client.subscribed = false
+    client.subscriberEpoch += 1
   }
 
   private func cutSubscriber(_ client: SimulatedClient) {
@@ -942,6 +963,9 @@ final class Simulation {
             throw failure("mutation \(tag) of live client \(client.id) is not in the final \(key)")
           }
         }
+        if client.alive, let handshake = client.storage.withConnection(\.handshakeFailure) {
+          throw failure("\(client.id) still reports a failed handshake: \(handshake.reason)")
+        }
         if client.alive {
           // What a screen shows: its observers heard of the settled value without a read.
           let told = client.told.last[keyIndex]
@@ -1019,8 +1043,6 @@ private struct Transport: ClientTransport {
   let simulation: Simulation
   let client: SimulatedClient
 
-  var endpoint: String { client.brokers.current }
-
   func send(_ message: BrokerMessage) -> Bool {
     simulation.clientSends(message, from: client)
   }
@@ -1029,11 +1051,16 @@ private struct Transport: ClientTransport {
   /// subscription takes effect).
   func subscribe(to key: String) {}
 
-  func moveToNextBroker() -> Bool {
-    simulation.move(client)
+  func connectDealer(to endpoint: String, from old: String) {
+    simulation.connectDealer(client, to: endpoint)
   }
 
-  func learn(brokers: [String]) {
-    _ = client.brokers.learn(brokers)
+  func connectSubscriber(to endpoint: String, from old: String?) -> Bool {
+    simulation.connectSubscriber(client)
+    return true
+  }
+
+  func disconnectSubscriber(from endpoint: String) {
+    simulation.disconnectSubscriber(client)
   }
 }

@@ -47,6 +47,7 @@ import Testing
       "simulation: \(results.seeds) seeds in \(String(format: "%.1f", seconds)) s "
         + "(\(Int(Double(results.seeds) / seconds)) seeds/s), \(results.events) events, "
         + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts, "
+        + "\(results.failedHandshakes) handshakes closed, "
         + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd (\(results.expiredRecords) "
         + "client records expired, etcd judged unavailable \(results.unavailableVerdicts) times, \(results.movesToLearned) moves to a "
         + "broker a client learned of); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
@@ -54,7 +55,7 @@ import Testing
     // A row of `make chaos`'s table.
     print(
       "chaos-row | deterministic simulation: messages lost and delayed, writes delivered twice, "
-        + "connections cut, PUB drops, broker restarts with, without and with cut data, clients "
+        + "connections cut, handshakes closed, PUB drops, broker restarts with, without and with cut data, clients "
         + "killed, clocks that jump; in clusters: brokers killed, etcd answers lost after applying, "
         + "transactions applied late, retries that find their own put, elections, a broker cut from "
         + "etcd, history compacted, clients given one broker that learn the others | \(results.faults) faults, \(results.restarts) broker restarts "
@@ -85,6 +86,7 @@ private struct Summary: Sendable {
   var expiredRecords = 0
   var unavailableVerdicts = 0
   var movesToLearned = 0
+  var failedHandshakes = 0
   var worstSettle = Duration.zero
   var failures: [Simulation.Failure] = []
 
@@ -100,6 +102,7 @@ private struct Summary: Sendable {
       expiredRecords += outcome.expiredRecords
       unavailableVerdicts += outcome.unavailableVerdicts
       movesToLearned += outcome.movesToLearned
+      failedHandshakes += outcome.failedHandshakes
       worstSettle = max(worstSettle, outcome.settled)
     } catch let failure as Simulation.Failure {
       failures.append(failure)
@@ -118,6 +121,7 @@ private struct Summary: Sendable {
     expiredRecords += other.expiredRecords
     unavailableVerdicts += other.unavailableVerdicts
     movesToLearned += other.movesToLearned
+    failedHandshakes += other.failedHandshakes
     worstSettle = max(worstSettle, other.worstSettle)
     failures += other.failures
   }

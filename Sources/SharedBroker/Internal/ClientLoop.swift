@@ -1,6 +1,5 @@
 import Foundation
 internal import Logging
-import Synchronization
 internal import ZeroMQ
 
 /// The body of a ``BrokerClient``'s I/O thread, which owns its sockets: it polls them, decodes
@@ -12,15 +11,6 @@ internal import ZeroMQ
 /// Only this thread touches the sockets: a writer records its mutation in the storage and wakes
 /// the thread, which encodes and sends it, so no socket call ever runs inside a writer's reducer.
 final class ClientLoop: ClientTransport, @unchecked Sendable {
-  /// The brokers to try, in turn, and the one the DEALER is connected to (read by other
-  /// threads too).
-  private let brokers: Mutex<BrokerList>
-  /// The broker endpoint the DEALER is connected to.
-  var endpoint: String { brokers.withLock(\.current) }
-  /// Every broker the client knows, given ones first.
-  var knownBrokers: [String] { brokers.withLock(\.all) }
-  /// Whether the client knows brokers besides the current one.
-  private var hasOtherBrokers: Bool { brokers.withLock(\.hasOthers) }
   private let configuration: BrokerClient.Configuration
   private let logger: Logger
 
@@ -34,20 +24,15 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   private let wakeUp: WakeUpSignal?
   /// The messages the SUB socket had waiting, kept to reuse its storage.
   private var published: [BrokerMessage] = []
-  private var publisherEndpoint: String?
-  /// The DEALER's handshakes, which tell a refused or mismatched key from a broker away.
-  private var handshakes: HandshakeHistory
 
   init(
-    endpoints: [String], storage: ClientStorage, wakeUp: WakeUpSignal?,
-    configuration: BrokerClient.Configuration, logger: Logger
+    storage: ClientStorage, wakeUp: WakeUpSignal?, configuration: BrokerClient.Configuration,
+    logger: Logger
   ) {
-    brokers = Mutex(BrokerList(given: endpoints))
     self.storage = storage
     self.wakeUp = wakeUp
     self.configuration = configuration
     self.logger = logger
-    handshakes = HandshakeHistory(usesCurve: configuration.curve != nil)
   }
 
   func run() {
@@ -74,13 +59,14 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
       for socket in [dealer!, subscriber!] { try secure(socket) }
       let monitor = try SocketMonitor(watching: dealer, context: context)
       defer { monitor.close() }
+      let brokers = storage.brokers
       do {
-        try dealer.connect(endpoint)
-      } catch where hasOtherBrokers {
+        try dealer.connect(brokers.current)
+      } catch where brokers.hasOthers {
         // The others may do: the machine moves on when this one never answers.
         logger.error(
           "Cannot connect to the broker",
-          metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+          metadata: ["endpoint": "\(brokers.current)", "error": "\(error)"])
       }
       // Every socket is polled by its ZMQ_FD (a plain descriptor, one `poll` per wake-up where
       // `zmq_poll` makes two and asks each socket for its events). The descriptor only says
@@ -126,47 +112,12 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
       secretKey: curve.secretKey)
   }
 
-  // MARK: - Handshakes
+  // MARK: - Connections' events
 
-  /// A failed handshake is otherwise invisible (libzmq retries quietly), so it is turned into
-  /// the reason a wait for the broker fails.
   private func drainEvents(_ monitor: SocketMonitor) {
     defer { monitorTouched = false }
     while let event = try? monitor.receive() {
-      // After a move, the old broker's connection closing is no news.
-      if event.kind == .disconnected, hasOtherBrokers, event.endpoint != endpoint { continue }
-      let known = handshakes.problem
-      handshakes.record(event)
-      switch event.kind {
-      case .disconnected:
-        // The broker went away, and the next connection may reach another run of it, whose
-        // versions mean something else. Until its WELCOME says which run it is, nothing from
-        // either socket is taken for the run this client knew (the SUB may reconnect first).
-        // Another broker of the cluster can take over at once.
-        storage.handle(.connectionLost(move: hasOtherBrokers), at: .now, via: self)
-      case .handshakeSucceeded:
-        storage.handshakeFailed(nil)
-        storage.handle(.handshakeSucceeded, at: .now, via: self)
-      default:
-        break
-      }
-      if let problem = handshakes.problem, problem != known {
-        storage.handshakeFailed(
-          .init(reason: Self.reason(problem), isPermanent: problem.isPermanent))
-      }
-    }
-  }
-
-  private static func reason(_ problem: HandshakeHistory.Problem) -> String {
-    switch problem {
-    case .curveRequired:
-      "\(problem): give this client the broker's public key and a key pair"
-    case .closed(_, usesCurve: false):
-      "\(problem): if it requires CURVE, give this client the broker's public key and a key "
-        + "pair; if its log says \"At capacity\", raise its open-file limit or wait for clients "
-        + "to leave"
-    case .curveNotUsed: "\(problem): connect without CURVE keys"
-    default: "\(problem)"
+      storage.handle(.dealer(event), at: .now, via: self)
     }
   }
 
@@ -187,21 +138,29 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
         logger.warning("Ignored a malformed reply", metadata: ["reason": "\(error)"])
         continue
       }
-      // The subscription follows the publisher each WELCOME names; a WELCOME whose publisher
-      // cannot be reached is not taken (the next heartbeat says HELLO again).
-      if case .welcome(_, let publisher, _, _) = reply, !connectSubscriber(to: publisher) { continue }
       storage.handle(.reply(reply), at: .now, via: self)
     }
   }
 
-  private func connectSubscriber(to announced: String) -> Bool {
-    let endpoint = BrokerMessage.publisherEndpoint(announced: announced, router: self.endpoint)
-    guard publisherEndpoint != endpoint else { return true }
+  // MARK: - Connections
+
+  func connectDealer(to endpoint: String, from old: String) {
+    try? dealer.disconnect(old)
+    do {
+      try dealer.connect(endpoint)
+    } catch {
+      logger.error(
+        "Cannot connect to the broker", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+    }
+    dealerTouched = true
+    logger.notice("Trying another broker", metadata: ["endpoint": "\(endpoint)"])
+  }
+
+  func connectSubscriber(to endpoint: String, from old: String?) -> Bool {
     subscriberTouched = true
-    if let old = publisherEndpoint { try? subscriber.disconnect(old) }
+    if let old { try? subscriber.disconnect(old) }
     do {
       try subscriber.connect(endpoint)
-      publisherEndpoint = endpoint
       return true
     } catch {
       logger.error(
@@ -211,27 +170,9 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
     }
   }
 
-  // MARK: - Fail-over
-
-  /// Connects the DEALER to the next broker of the list; the SUB follows its `WELCOME`.
-  func moveToNextBroker() -> Bool {
-    let old = endpoint
-    guard brokers.withLock({ $0.moveToNext() }) else { return false }
-    try? dealer.disconnect(old)
-    do {
-      try dealer.connect(endpoint)
-    } catch {
-      logger.error(
-        "Cannot connect to the broker", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
-    }
-    if let old = publisherEndpoint {
-      try? subscriber.disconnect(old)
-      publisherEndpoint = nil
-    }
-    dealerTouched = true
+  func disconnectSubscriber(from endpoint: String) {
+    try? subscriber.disconnect(endpoint)
     subscriberTouched = true
-    logger.notice("Trying another broker", metadata: ["endpoint": "\(endpoint)"])
-    return true
   }
 
   // MARK: - Published messages
@@ -268,11 +209,5 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   func subscribe(to key: String) {
     try? subscriber.set(.subscribe, Array(key.utf8))
     subscriberTouched = true
-  }
-
-  func learn(brokers announced: [String]) {
-    guard brokers.withLock({ $0.learn(announced) }) else { return }
-    logger.info(
-      "The cluster's brokers", metadata: ["brokers": "\(brokers.withLock(\.all).joined(separator: ","))"])
   }
 }

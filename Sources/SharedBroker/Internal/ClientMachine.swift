@@ -1,8 +1,10 @@
 import Foundation
 internal import OrderedCollections
+internal import ZeroMQ
 
 /// A client of the broker as one value: the connection (the handshake `HELLO`/`WELCOME`,
-/// heartbeats `PING`/`PONG`, which broker run it talks to) and every key's ``KeyMachine``. It has
+/// heartbeats `PING`/`PONG`, which broker run it talks to, which broker of a cluster its DEALER
+/// and SUB connect to and when they move) and every key's ``KeyMachine``. It has
 /// no sockets, clocks, locks, closures or logger: each event goes in with the time, and the
 /// ``ClientAction``s that come out are carried out by the ``ClientStorage`` around it, after it
 /// unlocks. The deterministic simulation in the tests drives the same storage and machine.
@@ -34,6 +36,13 @@ struct ClientMachine {
   private let retryInterval: Duration
   private let missedHeartbeats: Int
   private let maxWritesInFlight: Int
+
+  /// The brokers to move among, and the one the DEALER connects to.
+  private(set) var brokers: BrokerList
+  /// The publisher the SUB connects to, as the last `WELCOME` named it.
+  private(set) var publisher: String?
+  /// The DEALER's handshakes, which tell a refused or mismatched key from a broker away.
+  private var handshakes: HandshakeHistory
 
   /// In the order the keys were added, so the same events make the same messages (the
   /// simulation replays a seed exactly).
@@ -82,10 +91,12 @@ struct ClientMachine {
   }
 
   init(
-    id: String, heartbeat: Duration, missedHeartbeats: Int, maxWritesInFlight: Int,
-    now: ContinuousClock.Instant
+    id: String, brokers: BrokerList, usesCurve: Bool = false, heartbeat: Duration,
+    missedHeartbeats: Int, maxWritesInFlight: Int, now: ContinuousClock.Instant
   ) {
     self.id = id
+    self.brokers = brokers
+    handshakes = HandshakeHistory(usesCurve: usesCurve)
     self.heartbeat = heartbeat
     retryInterval = min(heartbeat, Self.longestRetry)
     self.missedHeartbeats = missedHeartbeats
@@ -210,10 +221,39 @@ struct ClientMachine {
       receive(reply: reply, at: now, &actions)
     case .published(let messages):
       for message in messages { receive(published: message, at: now, &actions) }
-    case .connectionLost(let move):
+    case .dealer(let event):
+      dealer(event, at: now, &actions)
+    case .sendFailed:
+      // A message the DEALER did not queue (no connection, or its high-water mark) is lost as
+      // with a broken connection: the keys resync, and the snapshots' lastWrite says which
+      // writes in flight the broker has.
       connectionLost(&actions)
-      if move { actions.append(.moveToNextBroker) }
+    case .subscriberUnreachable:
+      // The WELCOME is not taken: the next heartbeat finds the run again and says HELLO.
+      publisher = nil
+      connectionLost(&actions)
+    }
+    return actions.list
+  }
+
+  /// An event of the DEALER's connection, as its socket monitor tells it.
+  private mutating func dealer(
+    _ event: SocketMonitor.Event, at now: ContinuousClock.Instant, _ actions: inout Actions
+  ) {
+    // After a move, the old broker's connection closing is no news.
+    if event.kind == .disconnected, brokers.hasOthers, event.endpoint != brokers.current { return }
+    let known = handshakes.problem
+    handshakes.record(event)
+    switch event.kind {
+    case .disconnected:
+      // The broker went away, and the next connection may reach another run of it, whose
+      // versions mean something else. Until its WELCOME says which run it is, nothing from
+      // either socket is taken for the run this client knew (the SUB may reconnect first).
+      connectionLost(&actions)
+      // Another broker of the cluster can take over at once.
+      move(at: now, &actions)
     case .handshakeSucceeded:
+      actions.append(.handshake(nil))
       // The DEALER drops what is sent before its connection is up, so the first HELLO was
       // probably lost: it is said again now rather than at the next retry. After a drop the
       // new connection may reach another run: its WELCOME says which, without waiting for the
@@ -223,17 +263,49 @@ struct ClientMachine {
         actions.append(.send(.hello(client: id)))
         lastPing = now
       }
-    case .movedBroker:
-      // Nothing is taken for the old broker, answers to what was asked there never come, and
-      // the handshake starts over at once.
-      connectionLost(&actions)
-      if isConnected { connection = .handshaking(instance: nil) }
-      helloBackoff = Self.firstRetry
-      lastMove = now
-      lastPing = now
-      actions.append(.send(.hello(client: id)))
+    default:
+      break
     }
-    return actions.list
+    // A failed handshake is otherwise invisible (libzmq retries quietly): it becomes the reason
+    // a wait for the broker fails.
+    if let problem = handshakes.problem, problem != known {
+      actions.append(
+        .handshake(.init(reason: Self.reason(problem), isPermanent: problem.isPermanent)))
+    }
+  }
+
+  /// A handshake's problem, with what to do about it.
+  private static func reason(_ problem: HandshakeHistory.Problem) -> String {
+    switch problem {
+    case .curveRequired:
+      "\(problem): give this client the broker's public key and a key pair"
+    case .closed(_, usesCurve: false):
+      "\(problem): if it requires CURVE, give this client the broker's public key and a key "
+        + "pair; if its log says \"At capacity\", raise its open-file limit or wait for clients "
+        + "to leave"
+    case .curveNotUsed: "\(problem): connect without CURVE keys"
+    default: "\(problem)"
+    }
+  }
+
+  /// Connects the DEALER to the next broker of the list (if it knows another), and the SUB
+  /// to nothing until that broker's `WELCOME` names its publisher. Nothing is taken for the
+  /// old broker, answers to what was asked there never come, and the handshake starts over at
+  /// once.
+  private mutating func move(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+    let old = brokers.current
+    guard brokers.moveToNext() else { return }
+    actions.append(.connectDealer(to: brokers.current, from: old))
+    if let publisher {
+      actions.append(.disconnectSubscriber(from: publisher))
+      self.publisher = nil
+    }
+    connectionLost(&actions)
+    if isConnected { connection = .handshaking(instance: nil) }
+    helloBackoff = Self.firstRetry
+    lastMove = now
+    lastPing = now
+    actions.append(.send(.hello(client: id)))
   }
 
   /// Takes the encoding of a write that ``ClientAction/encode(_:)`` asked for: the write, if it
@@ -292,8 +364,8 @@ struct ClientMachine {
       lose(at: now, &actions)
     } else if !isConnected, now - lastMove > retryInterval * missedHeartbeats {
       // No broker of the list has answered for as long: try the next one.
-      actions.append(.moveToNextBroker)
       lastMove = now
+      move(at: now, &actions)
     }
     if now - lastPing >= pingInterval {
       if isConnected {
@@ -333,9 +405,15 @@ struct ClientMachine {
   ) {
     lastHeard = now
     switch reply {
-    case .welcome(let instance, _, let maxValueSize, let brokers):
+    case .welcome(let instance, let announced, let maxValueSize, let cluster):
       self.maxValueSize = maxValueSize
-      if !brokers.isEmpty { actions.append(.brokers(brokers)) }
+      if !cluster.isEmpty { learn(cluster, &actions) }
+      // The subscription follows the publisher each WELCOME names.
+      let publisher = BrokerMessage.publisherEndpoint(announced: announced, router: brokers.current)
+      if publisher != self.publisher {
+        actions.append(.connectSubscriber(to: publisher, from: self.publisher))
+        self.publisher = publisher
+      }
       guard connection != .connected(instance: instance) else { return }
       connection = .connected(instance: instance)
       for index in keys.indices { handle(index, .connected(at: now), &actions) }
@@ -355,12 +433,12 @@ struct ClientMachine {
       route(reply, to: key, at: now, &actions)
     case .error(.unavailable, _, _, _):
       // The broker cannot reach its cluster's store: another broker of the cluster can.
-      actions.append(.brokerUnavailable)
+      actions.append(.brokerUnavailable(brokers.current))
       if isConnected {
         lose(at: now, &actions)
       } else if now - lastMove >= retryInterval {
-        actions.append(.moveToNextBroker)
         lastMove = now
+        move(at: now, &actions)
       }
     case .error(.helloFirst, _, _, _):
       // The connection is new to the broker (it restarted, or the connection was re-made): the
@@ -383,8 +461,8 @@ struct ClientMachine {
     switch message {
     case .update(let key, _, _, _, _), .synced(let key, _):
       route(message, to: key, at: now, &actions)
-    case .brokers(let brokers):
-      actions.append(.brokers(brokers))
+    case .brokers(let cluster):
+      learn(cluster, &actions)
     default:
       break
     }
@@ -415,15 +493,20 @@ struct ClientMachine {
     for index in keys.indices { handle(index, .connectionLost, &actions) }
   }
 
-  /// The broker is lost: every key waits, with its mutations pending, and the client asks to
-  /// move to the next broker, if it has several.
+  /// The broker is lost: every key waits, with its mutations pending, and the client moves to
+  /// the next broker, if it has several.
   private mutating func lose(at now: ContinuousClock.Instant, _ actions: inout Actions) {
     connection = .handshaking(instance: brokerInstance)
     for index in keys.indices { handle(index, .disconnected, &actions) }
     helloBackoff = Self.firstRetry
     actions.append(.connection(.disconnected))
-    actions.append(.moveToNextBroker)
     lastMove = now
+    move(at: now, &actions)
+  }
+
+  /// Takes the brokers the cluster announced as the ones to move among, besides those given.
+  private mutating func learn(_ cluster: [String], _ actions: inout Actions) {
+    if brokers.learn(cluster) { actions.append(.log(.brokers(brokers.all))) }
   }
 
   /// Starts the handshake over, as after a lost connection.
@@ -451,13 +534,12 @@ enum ClientEvent: Equatable {
   case reply(BrokerMessage)
   /// The messages the SUB socket had waiting, in order.
   case published([BrokerMessage])
-  /// The DEALER's connection was lost; `move`: the client knows other brokers, one of which
-  /// may take over at once.
-  case connectionLost(move: Bool)
-  /// A security handshake succeeded.
-  case handshakeSucceeded
-  /// The loop connected the DEALER to another broker.
-  case movedBroker
+  /// The DEALER's socket monitor told of its connections: made, dropped, a handshake.
+  case dealer(SocketMonitor.Event)
+  /// The DEALER did not queue a message: no connection, or its high-water mark.
+  case sendFailed
+  /// The SUB could not connect to the publisher the machine asked for.
+  case subscriberUnreachable
 }
 
 /// What a ``ClientMachine`` asks its storage to do, in order.
@@ -466,9 +548,14 @@ enum ClientAction: Equatable {
   case send(BrokerMessage)
   /// The SUB socket must subscribe to a new key's topic.
   case subscribe(String)
-  /// The broker is lost: connect to the next of the client's brokers (if it has more than one)
-  /// before sending anything else.
-  case moveToNextBroker
+  /// Connect the DEALER to another broker, disconnecting it from the old one: what is sent
+  /// after this goes to the new one.
+  case connectDealer(to: String, from: String)
+  /// Connect the SUB to a publisher (disconnecting it from the old one); when it cannot,
+  /// report ``ClientEvent/subscriberUnreachable``.
+  case connectSubscriber(to: String, from: String?)
+  /// Disconnect the SUB from a publisher.
+  case disconnectSubscriber(from: String)
   /// The key at this index is stale: decode and re-apply its pending mutations, outside the
   /// lock, and hand the result back.
   case rebase(Int)
@@ -480,12 +567,12 @@ enum ClientAction: Equatable {
   case wake
   /// The connection's new state.
   case connection(BrokerClient.ConnectionState)
+  /// A security handshake failed, or one succeeded (`nil`).
+  case handshake(ConnectionReport.HandshakeFailure?)
   /// Waiters (for a confirmation, for the sync) may want to look again.
   case progressed
-  /// The broker answered that it cannot reach its cluster's store.
-  case brokerUnavailable
-  /// The cluster announced its brokers (their ROUTER endpoints): the ones to move among.
-  case brokers([String])
+  /// The broker at this endpoint answered that it cannot reach its cluster's store.
+  case brokerUnavailable(String)
   /// Worth a log line.
   case log(ClientNotice)
 }
@@ -498,6 +585,8 @@ enum ClientNotice: Equatable {
   case refused(BrokerErrorCode, String)
   /// The broker sent a request, which only a broker takes.
   case requestFromTheBroker
+  /// The cluster announced a change of its brokers: these are the ones to move among now.
+  case brokers([String])
 }
 
 extension ClientAction {
@@ -507,7 +596,6 @@ extension ClientAction {
     case rebase(Int)
     case progressed
     case wake
-    case moveToNextBroker
   }
 
   /// This action as one an event takes at most once (`nil` for the others): comparing these
@@ -518,14 +606,14 @@ extension ClientAction {
     case .rebase(let key): .rebase(key)
     case .progressed: .progressed
     case .wake: .wake
-    case .moveToNextBroker: .moveToNextBroker
-    case .send, .subscribe, .encode, .connection, .brokerUnavailable, .brokers, .log: nil
+    case .send, .subscribe, .connectDealer, .connectSubscriber, .disconnectSubscriber, .encode,
+      .connection, .handshake, .brokerUnavailable, .log:
+      nil
     }
   }
 }
 
-/// The actions of one event, each `notify`, `rebase`, `progressed`, `wake` and
-/// `moveToNextBroker` once.
+/// The actions of one event, each `notify`, `rebase`, `progressed` and `wake` once.
 private struct Actions {
   private(set) var list: [ClientAction] = []
 

@@ -173,6 +173,9 @@ final class ClientStorage: Sendable {
   /// The machine as it is now.
   var machine: ClientMachine { state.withLock { $0.machine } }
 
+  /// The brokers the client moves among, and the one its DEALER connects to.
+  var brokers: BrokerList { state.withLock { $0.machine.brokers } }
+
   /// How many mutations of all keys await the broker's confirmation.
   var unconfirmedWriteCount: Int {
     state.withLock { $0.machine.keys.reduce(0) { $0 + $1.unconfirmedWriteCount } }
@@ -261,11 +264,6 @@ final class ClientStorage: Sendable {
     _ actions: [ClientAction], at now: ContinuousClock.Instant, via transport: some ClientTransport
   ) {
     var queue = actions
-    // A move comes before anything else is sent: what follows is for the next broker.
-    if queue.contains(where: { $0.once == .moveToNextBroker }) {
-      queue.removeAll { $0.once == .moveToNextBroker }
-      if transport.moveToNextBroker() { queue += step(.movedBroker, at: now) }
-    }
     var notify: [Int] = []
     var progressed = false
     var sendFailed = false
@@ -275,17 +273,21 @@ final class ClientStorage: Sendable {
       next += 1
       switch action {
       case .send(let message):
-        // A message the DEALER did not queue (no connection, or its high-water mark) is lost
-        // as with a broken connection: the keys resync, and the snapshots' lastWrite says
-        // which writes in flight the broker has.
+        // Once per batch: the machine resyncs every key at the first.
         if !transport.send(message), !sendFailed {
           sendFailed = true
-          queue += step(.connectionLost(move: false), at: now)
+          queue += step(.sendFailed, at: now)
         }
       case .subscribe(let key):
         transport.subscribe(to: key)
-      case .moveToNextBroker:
-        if transport.moveToNextBroker() { queue += step(.movedBroker, at: now) }
+      case .connectDealer(let endpoint, let old):
+        transport.connectDealer(to: endpoint, from: old)
+      case .connectSubscriber(let endpoint, let old):
+        if !transport.connectSubscriber(to: endpoint, from: old) {
+          queue += step(.subscriberUnreachable, at: now)
+        }
+      case .disconnectSubscriber(let endpoint):
+        transport.disconnectSubscriber(from: endpoint)
       case .rebase(let index):
         let (_, more) = rebase(index)
         queue += more
@@ -299,12 +301,12 @@ final class ClientStorage: Sendable {
         queue += step(.turn, at: now)
       case .connection(let connection):
         setState(connection)
+      case .handshake(let failure):
+        handshakeFailed(failure)
       case .progressed:
         progressed = true
-      case .brokerUnavailable:
-        brokerUnavailable(at: transport.endpoint)
-      case .brokers(let brokers):
-        transport.learn(brokers: brokers)
+      case .brokerUnavailable(let endpoint):
+        brokerUnavailable(at: endpoint)
       case .log(let notice):
         log(notice)
       }
@@ -337,6 +339,9 @@ final class ClientStorage: Sendable {
         metadata: ["code": "\(code.rawValue)", "message": "\(message)"])
     case .requestFromTheBroker:
       logger.warning("Ignored a request sent to a client")
+    case .brokers(let brokers):
+      logger.info(
+        "The cluster's brokers", metadata: ["brokers": "\(brokers.joined(separator: ","))"])
     }
   }
 
@@ -360,17 +365,19 @@ final class ClientStorage: Sendable {
 }
 
 /// What the ``ClientStorage`` needs of the sockets: the I/O thread's ``ClientLoop``, or the
-/// simulation's network in the tests.
+/// simulation's network in the tests. It decides nothing: the machine says what to connect
+/// where.
 protocol ClientTransport {
-  /// The broker endpoint the DEALER talks to now.
-  var endpoint: String { get }
   /// Sends a message to the broker's ROUTER; `false` when it was not queued (no connection, or
   /// the socket's high-water mark).
   func send(_ message: BrokerMessage) -> Bool
   /// Subscribes the SUB socket to a key's topic.
   func subscribe(to key: String)
-  /// Connects the DEALER to the next broker of the client's list; `false` when it has only one.
-  func moveToNextBroker() -> Bool
-  /// Takes the brokers the cluster announced as the ones to move among, besides those given.
-  func learn(brokers: [String])
+  /// Disconnects the DEALER from `old` and connects it to `endpoint`.
+  func connectDealer(to endpoint: String, from old: String)
+  /// Connects the SUB socket to the publisher at `endpoint` (and disconnects it from `old`);
+  /// `false` when it cannot (an endpoint libzmq refuses).
+  func connectSubscriber(to endpoint: String, from old: String?) -> Bool
+  /// Disconnects the SUB socket from the publisher at `endpoint`.
+  func disconnectSubscriber(from endpoint: String)
 }
