@@ -90,7 +90,8 @@ profile: deps
 
 # The full fault runs: 20 broker SIGKILLs under 4 counters x 5000 increments, 20 more of the
 # brokers of an etcd cluster and 20 of its members, a million fuzz inputs, a disk that fills up,
-# and a million seeds of the deterministic simulation. `make test` runs the same tests at a
+# 20 runs of 5 s of an observer that writes its key back, and a million seeds of the
+# deterministic simulation. `make test` runs the same tests at a
 # small size. They run optimized, as the programs ship (the simulation's seeds about 13 times
 # faster than in a debug build), from a build directory of their own with testing enabled.
 SIM_SEEDS ?= 1000000
@@ -100,8 +101,9 @@ chaos: deps
 	mkdir -p .build
 	set -o pipefail; CHAOS_RESTARTS=20 CHAOS_COUNTERS=4 CHAOS_INCREMENTS=5000 CHAOS_STOP_SECONDS=10 \
 	  CHAOS_FUZZ_INPUTS=1000000 SIM_SEEDS=$(SIM_SEEDS) CLUSTER_INCREMENTS=2000 \
+	  OBSERVER_CHECK_RUNS=20 OBSERVER_CHECK_SECONDS=5 \
 	  $(SWIFT) test -c release --skip-build --scratch-path .build-reltests \
-	  --filter 'ChaosTests|FuzzTests|StorageFailureTests|SimulationTests|ClusterTests' 2>&1 \
+	  --filter 'ChaosTests|FuzzTests|StorageFailureTests|SimulationTests|ClusterTests|ObserverWriteTests' 2>&1 \
 	  | tee .build/chaos.log | grep -E '^(chaos|fuzz|simulation):|Test run|✘'
 	set -o pipefail; Scripts/fuzz.sh frames 1000000 | tee -a .build/chaos.log
 	set -o pipefail; Scripts/fuzz.sh json 1000000 | tee -a .build/chaos.log

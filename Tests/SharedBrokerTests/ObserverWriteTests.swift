@@ -8,9 +8,26 @@ import Testing
 
 /// Observers that write shared values, from threads of their own, while other threads and
 /// another client write the same keys: nothing hangs, loses or doubles a write.
-@Suite(.timeLimit(.minutes(1)))
-struct ObserverWriteTests {
-  @Test func anObserverClampsTheValueItObservesWhileItsProcessAndAnotherWriteIt() async throws {
+@Suite struct ObserverWriteTests {
+  /// `make chaos` runs the clamp `OBSERVER_CHECK_RUNS` times, each for
+  /// `OBSERVER_CHECK_SECONDS` with a paced local writer; `make test` once, by write counts.
+  @Test(.timeLimit(.minutes(5)))
+  func anObserverClampsTheValueItObservesWhileItsProcessAndAnotherWriteIt() async throws {
+    let environment = ProcessInfo.processInfo.environment
+    let seconds = environment["OBSERVER_CHECK_SECONDS"].flatMap(Double.init)
+    let runs = environment["OBSERVER_CHECK_RUNS"].flatMap(Int.init) ?? 1
+    var writes = 0
+    for _ in 0..<runs { writes += try await clamp(for: seconds.map { .seconds($0) }) }
+    if let seconds {
+      print(
+        "chaos-row | an observer clamps from the client's I/O thread while a paced local writer "
+          + "and a second client write the key | \(runs) runs × \(seconds) s | \(writes) writes, "
+          + "each confirmed, none hung | 0 |")
+    }
+  }
+
+  /// One run of the clamp: returns how many writes the writers made.
+  private func clamp(for duration: Duration?) async throws -> Int {
     try await withBrokerFixture { fixture in
       let (clientA, clientB) = (fixture.makeClient(), fixture.makeClient())
       let a = await inProcess(clientA) { Shared(wrappedValue: 0, .broker("count")) }
@@ -18,14 +35,26 @@ struct ObserverWriteTests {
       try await clientA.waitUntilConnected()
       try await clientB.waitUntilConnected()
       let clamps = Atomic(0)
+      let writes = Atomic(0)
       let clamp = a.publisher.sink { value in
         guard value > 1_000 else { return }
         clamps.add(1, ordering: .relaxed)
         a.withLock { $0 = min($0, 1_000) }
       }
+      let end = duration.map { ContinuousClock.now + $0 }
+      /// Writes `count` times, or until `end` with a pause between writes when `paced`.
+      @Sendable func write(_ shared: Shared<Int>, by step: Int, count: Int, paced: Bool) {
+        var written = 0
+        while end.map({ ContinuousClock.now < $0 }) ?? (written < count) {
+          shared.withLock { $0 += step }
+          written += 1
+          if paced, end != nil { Thread.sleep(forTimeInterval: 0.000_2) }
+        }
+        writes.add(written, ordering: .relaxed)
+      }
       await onThreads(
-        { for _ in 0..<3_000 { a.withLock { $0 += 7 } } },
-        { for _ in 0..<3_000 { b.withLock { $0 += 5 } } })
+        { write(a, by: 7, count: 3_000, paced: true) },
+        { write(b, by: 5, count: 3_000, paced: false) })
       let agreed = try await settle(clientA, clientB, watching: [a.changes, b.changes]) {
         a.wrappedValue == b.wrappedValue
       }
@@ -35,10 +64,11 @@ struct ObserverWriteTests {
       clamp.cancel()
       clientA.close()
       clientB.close()
+      return writes.load(ordering: .relaxed)
     }
   }
 
-  @Test func observersOfTwoKeysWriteEachOthersKeyBack() async throws {
+  @Test(.timeLimit(.minutes(1))) func observersOfTwoKeysWriteEachOthersKeyBack() async throws {
     try await withBrokerFixture { fixture in
       let (clientA, clientB) = (fixture.makeClient(), fixture.makeClient())
       let (x, y) = await inProcess(clientA) {
@@ -73,7 +103,8 @@ struct ObserverWriteTests {
     }
   }
 
-  @Test func aMutationThatReadsTwoOtherKeysIsRebasedOnceForEachWrite() async throws {
+  @Test(.timeLimit(.minutes(1)))
+  func aMutationThatReadsTwoOtherKeysIsRebasedOnceForEachWrite() async throws {
     try await withBrokerFixture { fixture in
       let (clientA, clientB) = (fixture.makeClient(), fixture.makeClient())
       let (total, x, y) = await inProcess(clientA) {
@@ -118,7 +149,7 @@ struct ObserverWriteTests {
     }
   }
 
-  @Test func anObserverWritesAKeyWhoseCodecThrows() async throws {
+  @Test(.timeLimit(.minutes(1))) func anObserverWritesAKeyWhoseCodecThrows() async throws {
     struct Negative: Error {}
     try await withBrokerFixture { fixture in
       let (clientA, clientB) = (fixture.makeClient(), fixture.makeClient())
