@@ -282,7 +282,8 @@ final class Simulation {
       note { "\(client.id.prefix(4)) mutates \(tag)" }
       client.tags[key].append(tag)
       // Through the key's reference, as a user's `withLock` runs.
-      client.references[key].withLock { $0.counts[tag, default: 0] += 1 }
+      let (name, number) = ("\(client.index)", client.tags[key].count - 1)
+      client.references[key].withLock { $0.apply(tag, client: name, number: number) }
       outcome.mutations += 1
       // The storage wakes the I/O thread when it was not woken already; its turn sends it.
       if client.takeWakeRequest() {
@@ -949,6 +950,9 @@ final class Simulation {
     for (keyIndex, key) in keys.enumerated() {
       let value = entries[key]?.value ?? Data()
       let tally = value.isEmpty ? Tally() : try QuickJSONDecoder().decode(Tally.self, from: value)
+      if tally.outOfOrder > 0 {
+        throw failure("\(tally.outOfOrder) mutations of \(key) were applied after a later one")
+      }
       for client in clients {
         let confirmed = client.confirmedTags(keyIndex)
         for tag in client.tags[keyIndex] {
