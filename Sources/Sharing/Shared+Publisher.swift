@@ -7,6 +7,11 @@ extension Shared {
   /// ```swift
   /// return .publisher { state.$count.publisher.map(Action.countUpdated) }
   /// ```
+  ///
+  /// Subscribers hear every change in order, with no lock held: on the thread that made it once
+  /// that thread leaves every shared value's `withLock`, or on the thread already telling them
+  /// of an earlier change. A subscriber may write any shared value, this one included; a write
+  /// it makes is told after it returns.
   public var publisher: AnyPublisher<Value, Never> { reference.publisher }
 
   /// The current value, then every change, as an asynchronous sequence.
