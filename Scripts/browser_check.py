@@ -72,9 +72,12 @@ def inspector(driver):
     if not wait_until(lambda: text("inspect-clients") != "–" and text("inspect-rate") != "–", 15):
         say("the inspector shows no figures: " + text("inspect-problem"))
         return 1
-    cells = driver.find_elements(By.CSS_SELECTOR, "#inspect-table td")
+    # Read in one call: the page redraws the table as figures arrive, and an element found
+    # before a redraw is gone by the time its text is asked for.
+    cells = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#inspect-table td'), c => c.innerText)")
     say(f"inspector clients={text('inspect-clients')} keys={text('inspect-keys')} "
-        f"version={cells[1].text} rate={text('inspect-rate')} writers={cells[2].text}")
+        f"version={cells[1]} rate={text('inspect-rate')} writers={cells[2]}")
     return 0
 
 
