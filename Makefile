@@ -35,12 +35,15 @@ build: deps
 # The tests that bound wall-clock time (a terminal's screen within seconds, a broker's exit
 # within one) run on their own after the rest, which keeps both cores busy with brokers, etcd
 # members and tmux sessions; then the browser tests and the simulation, whose headless Chromium
-# and seeds would slow them down.
+# and seeds would slow them down. The broker's exit within a second of SIGTERM is timed alone:
+# beside a dozen programs starting at once it took up to 1.3 s to be seen, against 9 ms alone.
 TIMED_TESTS := TerminalUITests|BrokerProcessTests
+EXIT_TEST := sigtermWithClientsConnectedExitsPromptly
 test: deps
 	$(SWIFT) build $(LOCKED) --build-tests
 	$(SWIFT) test --skip-build --skip SimulationTests --skip BrowserTests --skip '$(TIMED_TESTS)'
-	$(SWIFT) test --skip-build --filter '$(TIMED_TESTS)'
+	$(SWIFT) test --skip-build --filter '$(TIMED_TESTS)' --skip '$(EXIT_TEST)'
+	$(SWIFT) test --skip-build --filter '$(EXIT_TEST)'
 	$(SWIFT) test --skip-build --filter BrowserTests
 	$(SWIFT) test --skip-build --filter SimulationTests
 	SWIFT=$(SWIFT) Scripts/consumer-check.sh
