@@ -4,6 +4,7 @@ import SharedBroker
 import SharedBrokerTesting
 import Sharing
 import Synchronization
+import TestSupport
 import Testing
 
 /// Observers that write shared values, from threads of their own, while other threads and
@@ -185,25 +186,6 @@ import Testing
       fix.cancel()
       clientA.close()
       clientB.close()
-    }
-  }
-}
-
-/// Runs each body on a thread of its own (not the cooperative pool, which a hung body would
-/// block) and returns when all have.
-private func onThreads(_ bodies: (@Sendable () -> Void)...) async {
-  await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-    let left = Mutex(bodies.count)
-    for body in bodies {
-      Thread {
-        body()
-        if left.withLock({ left in
-          left -= 1
-          return left == 0
-        }) {
-          continuation.resume()
-        }
-      }.start()
     }
   }
 }

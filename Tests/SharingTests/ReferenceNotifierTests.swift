@@ -1,6 +1,7 @@
 import Foundation
 import OpenCombine
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Sharing
@@ -57,25 +58,9 @@ struct ReferenceNotifierTests {
     let x = Shared(value: 0)
     let y = Shared(value: 0)
     let subscription = y.publisher.sink { _ in x.withLock { $0 += 1 } }
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      let left = Mutex(2)
-      @Sendable func finished() {
-        if left.withLock({ left in
-          left -= 1
-          return left == 0
-        }) {
-          continuation.resume()
-        }
-      }
-      Thread {
-        for _ in 0..<2_000 { x.withLock { _ in y.withLock { $0 += 1 } } }
-        finished()
-      }.start()
-      Thread {
-        for _ in 0..<2_000 { y.withLock { $0 += 1 } }
-        finished()
-      }.start()
-    }
+    await onThreads(
+      { for _ in 0..<2_000 { x.withLock { _ in y.withLock { $0 += 1 } } } },
+      { for _ in 0..<2_000 { y.withLock { $0 += 1 } } })
     #expect(y.wrappedValue == 4_000)
     // Each write of y was told at least once more after the writes of both threads, at most once.
     #expect(x.wrappedValue >= 1)

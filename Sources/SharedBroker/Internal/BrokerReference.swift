@@ -6,7 +6,8 @@ internal import Sharing
 /// ``ClientStorage``, which holds the value (confirmed + pending mutations) in the key's
 /// ``KeyMachine``. A mutation shows locally at once; the client's I/O thread sends it and feeds
 /// the broker's answers to the machine. The reference keeps the key's lock, which `withLock`
-/// bodies run under, and the observers, which the storage tells of every change with its value, under no lock.
+/// bodies run under, and the observers, which the storage tells of every change with its value,
+/// under no lock.
 final class BrokerReference<Value: Sendable & Equatable>: MutableReference, @unchecked Sendable {
   let key: String
   /// The key's place in the client's machine.

@@ -79,34 +79,54 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
   ///     The publisher still sends every write, as swift-sharing's does.
   package func notify(_ value: Value, stamp: UInt64, onlyTheValue: Bool = false) {
     let me = pthread_self()
-    let handedIn = withState { state -> Bool in
-      guard stamp > state.stamp else { return false }
+    let heldBack = LockedRegion.isActive
+    let outcome = withState { state -> HandIn in
+      guard stamp > state.stamp else { return .stale }
       state.stamp = stamp
       state.nextOnlyTheValue = (state.hasNext ? state.nextOnlyTheValue : true) && onlyTheValue
       state.next = value
       state.hasNext = true
-      if let deliverer = state.deliverer, pthread_equal(deliverer, me) != 0 {
-        state.nextIsOwn = true
+      if let deliverer = state.deliverer {
+        if pthread_equal(deliverer, me) != 0 { state.nextIsOwn = true }
+        return .toldByDeliverer
       }
-      return true
+      if heldBack { return .heldBack }
+      state.deliverer = me
+      return .claimed
     }
-    guard handedIn else { return }
-    if LockedRegion.isActive {
-      LockedRegion.holdBack { [self] in deliverPending() }
-    } else {
-      deliverPending()
+    switch outcome {
+    case .claimed: deliver()
+    case .heldBack: LockedRegion.holdBack { [self] in claimAndDeliver() }
+    case .stale, .toldByDeliverer: break
     }
   }
 
+  /// What became of a change handed in.
+  private enum HandIn {
+    /// Observers heard of a newer one already.
+    case stale
+    /// The thread delivering now tells it.
+    case toldByDeliverer
+    /// This thread is in a ``LockedRegion``: it tells it when it leaves.
+    case heldBack
+    /// This thread delivers it, now.
+    case claimed
+  }
+
   /// Tells everyone about the changes handed in, unless another thread is at it.
-  private func deliverPending() {
+  private func claimAndDeliver() {
     let me = pthread_self()
     let claimed = withState { state -> Bool in
       guard state.deliverer == nil, state.hasNext else { return false }
       state.deliverer = me
       return true
     }
-    guard claimed else { return }
+    if claimed { deliver() }
+  }
+
+  /// Tells everyone about the changes handed in, newest first then any newer, as the thread
+  /// that claimed the delivery, until none is left.
+  private func deliver() {
     var ownInARow = 0
     while let delivery = takeNext() {
       ownInARow = delivery.isOwn ? ownInARow + 1 : 0
