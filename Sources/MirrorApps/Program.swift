@@ -90,17 +90,25 @@ where R.State: Equatable, R.Action: Sendable {
           UILoop { @MainActor in
             try? await cancelWhenGracefulShutdown { try await runScript(script, store: store) }
           }, logger: logger)
-        try await confirmTaps(client, store: store, timeout: options.timeoutDuration)
+        try await reportingLostTaps(store, client, options.format) {
+          try await confirmTaps(client, store: store, timeout: options.timeoutDuration)
+        }
         // A publication missed meanwhile (a SUB socket still joining) puts the key back to
         // syncing; the final line waits for the snapshot, so it shows the broker's value.
         try await client.waitUntilConnected(timeout: options.timeoutDuration)
         await showsConnection(store, client)
         emit(render(store.state, shared(store.state).wrappedValue, options.format))
       } else {
-        try await runContinuously(store: store, client: client, options: options, logger: logger)
-        try await confirmTaps(
-          client, store: store, timeout: Self.quitTimeout, whileAnswering: options.timeoutDuration,
-          sayingSo: true)
+        let synced = try await runContinuously(
+          store: store, client: client, options: options, logger: logger)
+        // An interactive program's screen is gone by now: its stderr says what was lost.
+        try await reportingLostTaps(
+          store, client, Terminal.isInteractive ? nil : options.format, synced: synced
+        ) {
+          try await confirmTaps(
+            client, store: store, timeout: Self.quitTimeout,
+            whileAnswering: options.timeoutDuration, sayingSo: true)
+        }
       }
     } catch let error as BrokerError {
       complain("\(name): error: \(error)")
@@ -126,6 +134,28 @@ where R.State: Equatable, R.Action: Sendable {
 
   private func checkValue(_ state: R.State) throws {
     if let error = shared(state).loadError { throw UnreadableValue(underlying: error) }
+  }
+
+  /// Runs `confirmation`; when it throws (taps are lost), first prints the final line in
+  /// `format` with why as its problem: a reader of stdout would otherwise take the last value
+  /// printed, or none, for the shared one.
+  ///
+  /// - Parameter synced: Whether the broker sent the value (else the line shows no figures).
+  private func reportingLostTaps(
+    _ store: Store<R.State, R.Action>, _ client: BrokerClient,
+    _ format: ProgramOptions.PrintFormat?, synced: Bool = true,
+    _ confirmation: () async throws -> Void
+  ) async throws {
+    do {
+      try await confirmation()
+    } catch let error as BrokerError {
+      if let format {
+        await showsConnection(store, client)
+        let stats = synced ? shared(store.state).wrappedValue : nil
+        emit(render(store.state, stats, format, problem: error.message))
+      }
+      throw error
+    }
   }
 
   /// How long quitting the interactive program waits for the broker to confirm pending taps.
@@ -198,7 +228,8 @@ where R.State: Equatable, R.Action: Sendable {
   /// shown and `"problem"` while something keeps the value from being the shared one.
   static func json(_ printed: Printed) -> String {
     let encoder = JSONEncoder()
-    encoder.outputFormatting = .sortedKeys
+    // Endpoints and paths in a problem read as typed.
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     return (try? encoder.encode(printed)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
   }
 
@@ -215,11 +246,17 @@ where R.State: Equatable, R.Action: Sendable {
     }
   }
 
+  /// Runs the interactive UI, or prints a line per change, until `q` or a signal.
+  ///
+  /// - Returns: Whether the broker sent the value meanwhile.
   private func runContinuously(
     store: Store<R.State, R.Action>, client: BrokerClient, options: ProgramOptions,
     logger: Logger
-  ) async throws {
+  ) async throws -> Bool {
     let interactive = Terminal.isInteractive
+    // Whether the broker has sent the value: until then the screen shows none. Kept outside
+    // the loop for the final line printed after it.
+    let sync = Synced()
     let loop = UILoop { @MainActor in
       // Shown only from inside the group, which traps SIGTERM and SIGINT before it starts its
       // services: once the program shows anything, a signal ends it gracefully.
@@ -231,8 +268,6 @@ where R.State: Equatable, R.Action: Sendable {
       // Each view runs again only when something it read changed: a property of the state,
       // the shared value (from this process or another), or its errors.
       let view: ObserveToken
-      // Whether the broker has sent the value: until then the screen shows none.
-      var synced = false
       if interactive {
         terminal.activate()
         var drawn: [String] = []
@@ -244,9 +279,9 @@ where R.State: Equatable, R.Action: Sendable {
           var shown = options
           shown.broker = client.currentEndpoint
           taps.follow(client)
-          if connection(state) == .connected { synced = true }
+          if connection(state) == .connected { sync.value = true }
           let lines =
-            screen(state, synced ? reading.value : nil, shown)
+            screen(state, sync.value ? reading.value : nil, shown)
             + (problem(state, reading, client, late: taps.late).map { ["", "  \($0)"] } ?? [])
           guard lines != drawn else { return }
           drawn = lines
@@ -259,12 +294,12 @@ where R.State: Equatable, R.Action: Sendable {
         // one.
         view = observe {
           let state = store.state
-          if connection(state) == .connected { synced = true }
-          guard synced || connection(state) == .refused else { return }
+          if connection(state) == .connected { sync.value = true }
+          guard sync.value || connection(state) == .refused else { return }
           let reading = shared(state).reading
           taps.follow(client)
           let shown = render(
-            state, synced ? reading.value : nil, options.format,
+            state, sync.value ? reading.value : nil, options.format,
             problem: problem(state, reading, client, late: taps.late))
           guard shown != last else { return }
           last = shown
@@ -289,12 +324,13 @@ where R.State: Equatable, R.Action: Sendable {
           store.send(dismiss)
         } else if key == "q" {
           return
-        } else if let action = keys[key], synced || !valueKeys.contains(key) {
+        } else if let action = keys[key], sync.value || !valueKeys.contains(key) {
           store.send(action)
         }
       }
     }
     try await runGracefully(loop, logger: logger)
+    return sync.value
   }
 
   /// Runs `loop` until it ends or a signal asks the program to end, which the loop sees as a
@@ -328,10 +364,19 @@ where R.State: Equatable, R.Action: Sendable {
       return taps.map { "\(reason) · \($0), lost if you quit" } ?? reason
     }
     if let error = reading.loadError ?? reading.saveError { return "\(error)" }
-    guard let taps, late || [.connecting, .disconnected].contains(connection(state)) else {
-      return nil
+    let answering = ![.connecting, .disconnected].contains(connection(state))
+    guard let taps, late || !answering else { return nil }
+    guard answering else {
+      return "\(taps) for the broker (kept here; sent when it answers, lost if you quit first)"
     }
-    return "\(taps) for the broker (kept here; sent when it answers, lost if you quit first)"
+    let them = waiting == 1 ? "it" : "them"
+    guard client.brokerHoldsWritesBack else {
+      // A broker that answers heartbeats but not writes: slow, or frozen until the heartbeats
+      // give up on it.
+      return "\(taps): the broker answers but has not confirmed \(them) yet"
+    }
+    return "\(taps): the broker holds writes back while it collects its clients' copies "
+      + "after its start (its seed window)"
   }
 }
 
@@ -350,6 +395,12 @@ struct Printed: Encodable {
     try container.encodeIfPresent(alert, forKey: .alert)
     try container.encodeIfPresent(problem, forKey: .problem)
   }
+}
+
+/// Whether the broker has sent the value, set by the UI loop and read after it.
+@MainActor
+private final class Synced {
+  var value = false
 }
 
 /// The UI loop as a service, so SIGTERM and SIGINT end it gracefully.

@@ -233,6 +233,15 @@ public final class BrokerClient: Sendable {
     storage.unconfirmedWriteCount
   }
 
+  /// Whether the broker holds this client's writes back: for a while after it starts (its seed
+  /// window) it collects its clients' copies of the keys it lost, and answers writes, and reads
+  /// of keys it has no value for, with `seeding`. True from such an answer until the broker
+  /// answers a read or a write of this client's (or the connection is lost); the writes stay
+  /// pending and go out again meanwhile.
+  public var brokerHoldsWritesBack: Bool {
+    storage.isHeldBack
+  }
+
   /// Whether the broker refused the handshake in a way that retrying cannot change.
   private var isRefused: Bool {
     storage.withConnection(\.isRefused)

@@ -146,7 +146,7 @@ struct TerminalUITests {
       #expect(try await screen(counter, showing: "syncing").contains("count  –"))
       try await tmux("send-keys", "-t", counter, "+")
       let waiting = try await screen(counter, showing: "1 tap waits")
-      #expect(waiting.contains("1 tap waits for the broker"), "\(waiting)")
+      #expect(waiting.contains(Self.heldBack), "\(waiting)")
       #expect(!waiting.contains("disconnected"), "\(waiting)")
       let confirmed = try await screen(
         counter, where: { !$0.contains("tap waits") && $0.contains("connected") },
@@ -154,6 +154,36 @@ struct TerminalUITests {
       #expect(confirmed.contains("count  1"), "\(confirmed)")
       try await tmux("send-keys", "-t", counter, "q")
       #expect(try await screen(counter, showing: "EXIT=").contains("EXIT=0"))
+    }
+  }
+
+  /// What the screen says of a tap the broker holds back for its seed window (it refused the
+  /// write with `seeding`).
+  static let heldBack =
+    "1 tap waits: the broker holds writes back while it collects its clients' copies after "
+    + "its start (its seed window)"
+
+  /// A broker restarted with its data sends the value at once, so the header says `connected`,
+  /// and holds taps back for its seed window: the screen says why they wait, not just that they
+  /// do beside `connected`.
+  @Test func tapsHeldBackBesideConnectedSayWhy() async throws {
+    let (broker, router, data) = try await startBrokerHoldingWrites()
+    defer { try? FileManager.default.removeItem(at: data) }
+    defer { broker.signal(SIGTERM) }
+    try await withServer {
+      let counter = try await startSession(
+        width: 160, running: "counter --broker \(router) --timeout 1")
+      #expect(try await screen(counter, showing: "· connected").contains("count  2"))
+      try await tmux("send-keys", "-t", counter, "+")
+      let waiting = try await screen(counter, showing: "1 tap waits")
+      #expect(waiting.contains(Self.heldBack), "\(waiting)")
+      #expect(waiting.contains("\(router) · connected"), "\(waiting)")
+      #expect(waiting.contains("count  3"), "\(waiting)")
+      // Quitting inside the window loses the tap, and says so.
+      try await tmux("send-keys", "-t", counter, "q")
+      let ended = try await screen(counter, showing: "EXIT=")
+      #expect(ended.contains("1 tap was not confirmed"), "\(ended)")
+      #expect(ended.contains("EXIT=1"), "\(ended)")
     }
   }
 

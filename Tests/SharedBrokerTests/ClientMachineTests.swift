@@ -265,6 +265,35 @@ import ZeroMQ
     #expect(machine.keys[0].version == 2)
   }
 
+  /// A read or a write answered `seeding` (the broker's seed window) holds the client back
+  /// until the broker answers one, or the connection is lost.
+  @Test func aSeedingAnswerHoldsWritesBackUntilARequestIsAnswered() {
+    var machine = synced()
+    _ = machine.handle(
+      .reply(.error(code: .seeding, message: "collecting", key: "k", write: 0)), at: t0)
+    #expect(machine.isHeldBack)
+    _ = machine.handle(
+      .reply(.snapshot(key: "k", version: 1, lastWrite: 0, value: Data("0".utf8), writes: [:])),
+      at: t0)
+    #expect(!machine.isHeldBack)
+    _ = machine.record(0, KeyValue(1), readAt: machine.keys[0].readStamp)
+    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
+      Issue.record("expected an encoding")
+      return
+    }
+    _ = machine.encoded(request, .success(Data("1".utf8)), at: t0)
+    _ = machine.handle(
+      .reply(.error(code: .seeding, message: "collecting", key: "k", write: request.id)), at: t0)
+    #expect(machine.isHeldBack)
+    #expect(machine.keys[0].hasUnconfirmedWrites)
+    _ = machine.handle(.reply(.ack(key: "k", write: request.id, version: 2)), at: t0)
+    #expect(!machine.isHeldBack)
+    _ = machine.handle(
+      .reply(.error(code: .seeding, message: "collecting", key: "k", write: request.id)), at: t0)
+    _ = machine.handle(.dealer(.init(kind: .disconnected, endpoint: "tcp://a:5555")), at: t0)
+    #expect(!machine.isHeldBack)
+  }
+
   @Test func aRejectionRebasesAndAStaleResultIsDropped() {
     var machine = synced()
     _ = machine.record(0, KeyValue(1), readAt: machine.keys[0].readStamp)

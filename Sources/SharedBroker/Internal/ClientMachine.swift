@@ -76,6 +76,10 @@ struct ClientMachine {
   /// A call from another thread may have changed the connection's state (a key added): the
   /// next turn reports it.
   private var stateDue = false
+  /// The broker answered `seeding` (it collects its clients' copies for a while after it
+  /// starts, holding back writes, and reads of keys it has no value for) and has answered no
+  /// read or write of this client's since.
+  private(set) var isHeldBack = false
 
   /// Where the connection stands.
   enum Connection: Equatable {
@@ -426,9 +430,11 @@ struct ClientMachine {
         self.behind = behind
       }
     case .snapshot(let key, _, _, _, _):
+      isHeldBack = false
       route(reply, to: key, at: now, &actions)
       reportState(&actions)
     case .ack(let key, _, _), .reject(let key, _, _, _, _, _):
+      isHeldBack = false
       guard isConnected else { return }
       route(reply, to: key, at: now, &actions)
     case .error(.unavailable, _, _, _):
@@ -445,7 +451,11 @@ struct ClientMachine {
       // request was not handled. Handshake again; the keys resync and the writes go out again.
       helloAgain(at: now, &actions)
     case .error(let code, let message, let key, _):
-      if code != .seeding { actions.append(.log(.refused(code, message))) }
+      if code == .seeding {
+        isHeldBack = true
+      } else {
+        actions.append(.log(.refused(code, message)))
+      }
       guard isConnected, let key else { return }
       route(reply, to: key, at: now, &actions)
     case .hello, .ping, .sync, .get, .seed, .write, .update, .synced, .brokers:
@@ -490,6 +500,7 @@ struct ClientMachine {
   private mutating func connectionLost(_ actions: inout Actions) {
     if isWelcomed { actions.append(.connection(.disconnected)) }
     connection = isConnected ? .dropped : .handshaking(instance: nil)
+    isHeldBack = false
     for index in keys.indices { handle(index, .connectionLost, &actions) }
   }
 
@@ -497,6 +508,7 @@ struct ClientMachine {
   /// the next broker, if it has several.
   private mutating func lose(at now: ContinuousClock.Instant, _ actions: inout Actions) {
     connection = .handshaking(instance: brokerInstance)
+    isHeldBack = false
     for index in keys.indices { handle(index, .disconnected, &actions) }
     helloBackoff = Self.firstRetry
     actions.append(.connection(.disconnected))
@@ -512,6 +524,7 @@ struct ClientMachine {
   /// Starts the handshake over, as after a lost connection.
   private mutating func helloAgain(at now: ContinuousClock.Instant, _ actions: inout Actions) {
     connection = .handshaking(instance: brokerInstance)
+    isHeldBack = false
     helloBackoff = Self.firstRetry
     actions.append(.send(.hello(client: id)))
     lastPing = now

@@ -176,6 +176,9 @@ final class ClientStorage: Sendable {
   /// The brokers the client moves among, and the one its DEALER connects to.
   var brokers: BrokerList { state.withLock { $0.machine.brokers } }
 
+  /// Whether the broker holds writes back while it collects its clients' copies.
+  var isHeldBack: Bool { state.withLock { $0.machine.isHeldBack } }
+
   /// How many mutations of all keys await the broker's confirmation.
   var unconfirmedWriteCount: Int {
     state.withLock { $0.machine.keys.reduce(0) { $0 + $1.unconfirmedWriteCount } }
