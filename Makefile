@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # (after changing a dependency, run `swift package update NAME` and commit the file).
 LOCKED := --force-resolved-versions
 
-.PHONY: deps build test demo bench profile chaos fuzz clean
+.PHONY: deps build test demo bench profile chaos fuzz clean docs
 # Plain `make` builds the programs.
 .DEFAULT_GOAL := build
 
@@ -121,6 +121,13 @@ RUNS ?= 1000000
 fuzz:
 	Scripts/fuzz.sh frames $(RUNS)
 	Scripts/fuzz.sh json $(RUNS)
+
+# Builds the DocC catalogs (Sources/*/Documentation.docc) into .build/docs; any warning fails.
+DOC_TARGETS := Composable Sharing SharedBroker SharedBrokerProtocol SharedBrokerServer
+docs: deps
+	$(SWIFT) package $(LOCKED) --disable-sandbox --allow-writing-to-directory .build/docs \
+	  generate-documentation $(addprefix --target ,$(DOC_TARGETS)) --output-path .build/docs \
+	  --warnings-as-errors
 
 clean:
 	rm -rf .build Benchmarks/.build

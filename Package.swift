@@ -84,6 +84,8 @@ let package = Package(
     // The web front (`web`) alone: its page and the tabs' WebSockets.
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+    // `make docs`: the `generate-documentation` command for the DocC catalogs in Sources.
+    .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
   ] + macroTesting,
   targets: [
     .target(

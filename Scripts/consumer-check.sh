@@ -3,7 +3,8 @@
 # path and tests a feature with TestStore and BrokerFixture. Three runs, each of which must end
 # as stated:
 #   1. set up as a user who forgot ComposableTestSupport: the run fails and says what to add;
-#   2. set up as the README says: the tests pass (one records a known issue);
+#   2. set up as the README and the testing article say: the tests pass (one records a known
+#      issue);
 #   3. the same, with wrong assertions switched on: the run fails, naming both tests.
 set -uo pipefail
 

@@ -1,6 +1,7 @@
 /// A `@Reducer enum` of destinations: its `body` is static, built from its cases.
 ///
-/// ``Reducer()`` conforms such an enum; see ``Reducer/ifLet(_:action:fileID:filePath:line:column:)``.
+/// ``Reducer()`` conforms such an enum; see
+/// ``Reducer/ifLet(_:action:fileID:filePath:line:column:)->PresentationReducer<Self,DestinationState.StateReducer.Body>``.
 public protocol CaseReducer<State, Action>: Reducer
 where State: CaseReducerState, Body: Reducer, Body.State == State, Body.Action == Action {
   // Restated so the compiler infers them from the enum's nested types and static `body`.

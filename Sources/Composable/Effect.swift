@@ -6,7 +6,7 @@ public import OpenCombine
 ///
 /// Effects are plain values built from static factories (``none``, ``send(_:)``,
 /// ``run(priority:operation:catch:fileID:filePath:line:column:)``, ``publisher(_:)``) and combined
-/// with ``merge(_:)-swift.type.method``, ``concatenate(_:)-swift.type.method``, ``map(_:)`` and
+/// with ``merge(_:)-(Effect<Action>...)``, ``concatenate(_:)-(Effect<Action>...)``, ``map(_:)`` and
 /// ``cancellable(id:cancelInFlight:)``. The store interprets them; nothing runs until it does.
 ///
 /// ```swift
@@ -72,6 +72,10 @@ extension Effect {
   ///   - operation: The work; call `send` to feed actions back.
   ///   - handler: Turns an error thrown by `operation` into actions. Without it, a thrown error
   ///     other than cancellation is reported as an issue.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: An effect.
   public static func run(
     priority: TaskPriority? = nil,

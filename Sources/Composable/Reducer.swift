@@ -23,7 +23,8 @@ public protocol Reducer<State, Action> {
   associatedtype State
   /// The actions the reducer handles.
   associatedtype Action
-  /// The type of ``body``; `Never` for reducers that implement ``reduce(into:action:)``.
+  /// The type of ``body``; `Never` for reducers that implement
+  /// ``Reducer/reduce(into:action:)``.
   associatedtype Body
 
   /// Evolves `state` for `action` and returns the effects to run.

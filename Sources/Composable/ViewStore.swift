@@ -1,8 +1,8 @@
 public import OpenCombine
 
-/// The observed part of a store's state, for code written in the `ViewStore` era (the Store internals article):
-/// it follows the store, skipping values that `isDuplicate` calls the same, and publishes each
-/// new one. A view re-renders only when what it shows changed.
+/// The observed part of a store's state, for code written in the `ViewStore` era, before
+/// `@ObservableState`: it follows the store, skipping values that `isDuplicate` calls the same,
+/// and publishes each new one. A view re-renders only when what it shows changed.
 ///
 /// ```swift
 /// let viewStore = ViewStore(store, observe: \.count)

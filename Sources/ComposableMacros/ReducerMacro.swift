@@ -103,7 +103,8 @@ extension ReducerMacro: MemberMacro {
     }
     guard body == nil, reduceMethod == nil else { return [] }
     // Actions that nothing handles are a mistake. Without any, this is what TCA makes of a
-    // feature still being written (the `@Shared` article's `// ...`): missing types and an empty body.
+    // feature still being written (an `Action` left as `// ...`): missing types and an empty
+    // body.
     if let action = members.lazy.compactMap({ $0.decl.as(EnumDeclSyntax.self) })
       .first(where: { $0.name.text == "Action" }),
       action.memberBlock.members.contains(where: { $0.decl.is(EnumCaseDeclSyntax.self) })

@@ -3,8 +3,9 @@ public import Composable
 public import SharedBroker
 
 /// The counter program's root feature: the parent that holds the mirrored statistics and
-/// passes its reference to the Counter child, like the `@Shared` article's parent/child sharing, only the
-/// value also lives in every other process through the broker.
+/// passes its reference to the Counter child, as in TCA's parent/child sharing (the
+/// `SharedCount` case study), only the value also lives in every other process through the
+/// broker.
 @Reducer
 public struct CounterApp {
   /// The root state.

@@ -3,7 +3,7 @@ public import Composable
 public import SharedBroker
 
 /// The profile program's root feature: it declares the mirrored statistics by key, app-wide,
-/// without anybody passing them (the `@Shared` article's `@Shared(.inMemory("count"))`, across processes).
+/// without anybody passing them (TCA's `@Shared(.inMemory("count"))`, across processes).
 @Reducer
 public struct ProfileApp {
   /// The root state.

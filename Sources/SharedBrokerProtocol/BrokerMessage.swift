@@ -6,8 +6,8 @@ public import Foundation
 /// way; updates go out on the broker's PUB socket with the key as the topic frame.
 public enum BrokerMessage: Equatable, Sendable {
   // MARK: Requests
-  /// `HELLO 2 client`: announces a client on this connection, which every `SYNC`, `GET`, `SEED`
-  /// and `WRITE` needs first; answered by ``welcome(instance:publisher:maxValueSize:)``.
+  /// `HELLO 3 client`: announces a client on this connection, which every `SYNC`, `GET`, `SEED`
+  /// and `WRITE` needs first; answered by ``welcome(instance:publisher:maxValueSize:brokers:)``.
   case hello(client: String)
   /// `PING [key version]...`: liveness check, with the versions the client holds; answered by
   /// ``pong(instance:behind:)``.
@@ -15,7 +15,8 @@ public enum BrokerMessage: Equatable, Sendable {
   /// `SYNC client key`: asks the broker to publish ``synced(key:client:)`` on the key's topic,
   /// which proves that this client's subscription to the key is in effect.
   case sync(client: String, key: String)
-  /// `GET client key`: asks for a key's current value; answered by ``snapshot(key:version:lastWrite:value:)``.
+  /// `GET client key`: asks for a key's current value; answered by
+  /// ``snapshot(key:version:lastWrite:value:writes:)``.
   case get(client: String, key: String)
   /// `WRITE client write key base value [after]`: compare-and-set. Accepted only when `base` is
   /// the key's current version and, for a pipelined write, when that version was made by this
@@ -25,8 +26,8 @@ public enum BrokerMessage: Equatable, Sendable {
   /// `SEED client key origin version value [writer write]...`: offers the copy of a key that
   /// this client confirmed under the broker instance `origin` at `version`, to a broker that
   /// may have lost it; `writes` are the last write ids of each client the copy is known to
-  /// include. Answered by ``snapshot(key:version:lastWrite:value:)`` with the key's state after
-  /// the broker's decision.
+  /// include. Answered by ``snapshot(key:version:lastWrite:value:writes:)`` with the key's
+  /// state after the broker's decision.
   case seed(
     client: String, key: String, origin: String, version: UInt64, value: Data,
     writes: [String: UInt64]

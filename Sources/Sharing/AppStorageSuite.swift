@@ -104,8 +104,8 @@ private enum AppStorageSuiteKey: DependencyKey {
 }
 
 extension DependencyValues {
-  /// The suite behind ``SharedReaderKey/appStorage(_:)-(String)``: the standard file live, a
-  /// fresh in-memory suite in each test.
+  /// The suite behind every ``AppStorageKey`` (`.appStorage("name")`): the standard file live,
+  /// a fresh in-memory suite in each test.
   public var defaultAppStorage: AppStorageSuite {
     get { self[AppStorageSuiteKey.self] }
     set { self[AppStorageSuiteKey.self] = newValue }

@@ -121,7 +121,12 @@ public struct Shared<Value: Sendable>: Sendable {
   /// broker confirms it, which is how concurrent increments never get lost. Copy `inout` state
   /// into a local constant before using it inside.
   ///
-  /// - Parameter body: Mutates the value; it may run again on a newer value.
+  /// - Parameters:
+  ///   - body: Mutates the value; it may run again on a newer value.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: What `body` returns the first time it runs.
   @discardableResult
   public func withLock<R>(

@@ -1,7 +1,8 @@
 public import Composable
 public import Foundation
 
-/// One episode with a favorite button, built on the reusable ``Favoriting`` logic (the Favoriting article).
+/// One episode with a favorite button, built on the reusable ``Favoriting`` logic, which any
+/// feature with an identified item can add with `favorite(state:action:request:)`.
 @Reducer
 public struct EpisodeFeature {
   /// An episode.
@@ -23,8 +24,8 @@ public struct EpisodeFeature {
       self.isFavorite = isFavorite
     }
 
-    /// The favoriting view of this episode, computed as in the seed: it reads and writes the
-    /// episode's own `alert` and `isFavorite`.
+    /// The favoriting view of this episode, a computed property as in the original example:
+    /// it reads and writes the episode's own `alert` and `isFavorite`.
     public var favorite: FavoritingState<UUID> {
       get { FavoritingState(alert: alert, id: id, isFavorite: isFavorite) }
       set { (alert, isFavorite) = (newValue.alert, newValue.isFavorite) }

@@ -1,6 +1,6 @@
 public import Composable
 
-/// A list of episodes, each with its own favorite button (the Favoriting article).
+/// A list of episodes, each with its own favorite button (the Favoriting case study).
 @Reducer
 public struct EpisodesFeature {
   /// The list.

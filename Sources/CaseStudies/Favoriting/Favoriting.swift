@@ -1,7 +1,8 @@
 public import Composable
 import Foundation
 
-/// The state a favoriting button needs, for any kind of identified item (the Favoriting article).
+/// The state a favoriting button needs, for any kind of identified item: the reusable part of
+/// the Favoriting case study.
 public struct FavoritingState<ID: Hashable & Sendable>: Equatable {
   /// The failure alert, while shown.
   public var alert: AlertState<FavoritingAction>?
@@ -89,7 +90,8 @@ public struct Favoriting<ID: Hashable & Sendable> {
 }
 
 extension Reducer {
-  /// Enhances this reducer with favoriting: the seed's `reducer.favorite(state:action:…)`.
+  /// Enhances this reducer with favoriting, as the original example's
+  /// `reducer.favorite(state:action:…)` did.
   ///
   /// - Parameters:
   ///   - toFavoritingState: Where the favoriting state lives (a computed property works).

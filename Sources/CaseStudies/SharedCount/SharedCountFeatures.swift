@@ -1,7 +1,7 @@
 public import Composable
 
-/// The `@Shared` article's parent/child sharing: the parent owns `count` and passes `$count` to the child;
-/// both see every change.
+/// Parent/child sharing with `@Shared`: the parent owns `count` and passes `$count` to the
+/// child, which holds a reference rather than a copy, so both see every change.
 @Reducer
 public struct ParentFeature {
   /// The parent's state.
@@ -47,7 +47,8 @@ public struct ParentFeature {
   }
 }
 
-/// The child of ``ParentFeature``, showing the `@Shared` article's three custom initializers.
+/// The child of ``ParentFeature``, showing the three ways to initialize a `@Shared` property:
+/// from a parent's reference, from a plain value, and from a persisted key with a default.
 @Reducer
 public struct ChildFeature {
   /// The child's state.
@@ -97,8 +98,8 @@ public struct ChildFeature {
   }
 }
 
-/// The `@Shared` article's app-wide sharing and observation: the count is declared by key, without being
-/// passed, and a publisher effect turns its changes into actions.
+/// App-wide sharing and observation: the count is declared by key (`.inMemory("count")`)
+/// instead of being passed down, and a publisher effect turns its changes into actions.
 @Reducer
 public struct AppWideCountFeature {
   /// The state.
@@ -123,12 +124,14 @@ public struct AppWideCountFeature {
     case incrementButtonTapped
   }
 
-  /// Whether `countUpdated` writes the count back (the seed's infinite-loop warning).
+  /// Whether `countUpdated` writes the count back: the feedback loop that writing a shared
+  /// value from its own publisher makes, which the original example warns against.
   public let writesBackOnUpdate: Bool
 
   /// Creates the reducer.
   ///
-  /// - Parameter writesBackOnUpdate: Reproduces the seed's feedback loop when `true`.
+  /// - Parameter writesBackOnUpdate: Reproduces the original example's feedback loop when
+  ///   `true`.
   public init(writesBackOnUpdate: Bool = false) {
     self.writesBackOnUpdate = writesBackOnUpdate
   }

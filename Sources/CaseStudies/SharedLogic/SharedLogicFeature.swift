@@ -1,6 +1,6 @@
 public import Composable
 
-/// Patterns for sharing reducer logic (the shared-logic article).
+/// Patterns for sharing logic between a reducer's actions, without sending actions to itself.
 ///
 /// - ``sharedComputation(state:)`` is a reducer method returning an ``Effect``: call it from any
 ///   action, and combine several with `Effect.merge` (button 1 and 2).

@@ -3,9 +3,9 @@ public import Composable
 /// The SharedState case study: a tab switch between Counter and Profile, each child
 /// holding the same shared statistics, combined under one parent.
 ///
-/// The seed kept one copy of the numbers and derived the profile through a computed property
-/// with a write-back setter; with `@Shared` the parent passes one reference to both children
-/// instead, and each child still touches only its own state.
+/// The original example kept one copy of the numbers and derived the profile through a
+/// computed property with a write-back setter; with `@Shared` the parent passes one reference
+/// to both children instead, and each child still touches only its own state.
 @Reducer
 public struct SharedStateFeature {
   /// The visible tab.

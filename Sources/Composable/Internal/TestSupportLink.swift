@@ -20,8 +20,8 @@
       let message = """
         error: TestStore cannot report failures in this test process: it does not link \
         IssueReportingTestSupport, so every assertion would pass.
-        Add this product to the test target's dependencies (see SharedMirror's README, "Testing \
-        your features"), with the name of the folder SharedMirror is checked out in as `package`:
+        Add this product to the test target's dependencies (see SharedMirror's README, "Use it \
+        in your package"), with the name of the folder SharedMirror is checked out in as `package`:
             .product(name: "ComposableTestSupport", package: "SharedMirror")
 
         """

@@ -18,6 +18,10 @@ extension Reducer {
   ///   - toElements: A key path to the collection.
   ///   - toElementAction: A case key path to the element actions.
   ///   - element: The element reducer.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A reducer that runs both.
   @inlinable
   public func forEach<ElementState, ElementAction, ID: Hashable & Sendable, Element: Reducer>(

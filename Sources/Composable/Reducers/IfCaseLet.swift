@@ -17,6 +17,10 @@ extension Reducer {
   ///   - toCaseState: A case key path to the child's state.
   ///   - toCaseAction: A case key path to the child's actions.
   ///   - child: The child reducer.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A reducer that runs both.
   @inlinable
   public func ifCaseLet<CaseState, CaseAction, Child: Reducer>(

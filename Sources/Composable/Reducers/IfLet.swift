@@ -16,6 +16,10 @@ extension Reducer {
   ///   - toChildState: A key path to the optional child state.
   ///   - toChildAction: A case key path to the child's actions.
   ///   - child: The child reducer.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A reducer that runs both.
   @inlinable
   public func ifLet<ChildState, ChildAction, Child: Reducer>(

@@ -19,6 +19,10 @@ extension Reducer {
   ///   - toPresentationState: A key path to the ``PresentationState`` (`\.$destination`).
   ///   - toPresentationAction: A case key path to the ``PresentationAction`` case.
   ///   - destination: The child reducer.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A reducer that runs both.
   @inlinable
   public func ifLet<DestinationState, DestinationAction, Destination: Reducer>(
@@ -43,12 +47,16 @@ extension Reducer {
     )
   }
 
-  /// Presents an alert (or other ``_EphemeralState``) whose actions reach this reducer as
+  /// Presents an alert (or a ``ConfirmationDialogState``) whose actions reach this reducer as
   /// `.alert(.presented(…))`; any such action also dismisses it: `.ifLet(\.$alert, action: \.alert)`.
   ///
   /// - Parameters:
   ///   - toPresentationState: A key path to the ``PresentationState``.
   ///   - toPresentationAction: A case key path to the ``PresentationAction`` case.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A reducer that runs this one and dismisses the answered alert.
   @inlinable
   public func ifLet<DestinationState: _EphemeralState, DestinationAction>(
@@ -72,6 +80,10 @@ extension Reducer {
   /// - Parameters:
   ///   - toPresentationState: A key path to the ``PresentationState``.
   ///   - toPresentationAction: A case key path to the ``PresentationAction`` case.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A reducer that runs both.
   @inlinable
   public func ifLet<DestinationState: CaseReducerState, DestinationAction>(

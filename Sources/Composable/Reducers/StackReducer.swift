@@ -18,6 +18,10 @@ extension Reducer {
   ///   - toStackState: A key path to the ``StackState``.
   ///   - toStackAction: A case key path to the ``StackAction`` case.
   ///   - destination: The reducer of every element.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A reducer that runs both.
   @inlinable
   public func forEach<DestinationState, DestinationAction, Destination: Reducer>(
@@ -48,6 +52,10 @@ extension Reducer {
   /// - Parameters:
   ///   - toStackState: A key path to the ``StackState``.
   ///   - toStackAction: A case key path to the ``StackAction`` case.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A reducer that runs both.
   @inlinable
   public func forEach<DestinationState: CaseReducerState, DestinationAction>(

@@ -8,8 +8,12 @@ extension TestStore {
   /// store.assert { $0.isLoggedIn = true }
   /// ```
   ///
-  /// - Parameter updateStateToExpectedResult: Mutates the last asserted state into the
-  ///   expected one.
+  /// - Parameters:
+  ///   - updateStateToExpectedResult: Mutates the last asserted state into the expected one.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   public func assert(
     _ updateStateToExpectedResult: @escaping (inout State) throws -> Void,
     fileID: StaticString = #fileID,

@@ -24,9 +24,10 @@ internal import Sharing
 public final class TestStore<State: Equatable, Action> {
   /// How strictly the store checks.
   public var exhaustivity: Exhaustivity = .on
-  /// The longest time ``receive(_:timeout:assert:fileID:filePath:line:column:)`` and
-  /// ``finish(timeout:fileID:filePath:line:column:)`` wait before failing; a safety net against
-  /// a hung test, not a way to wait for work.
+  /// The longest time
+  /// ``receive(_:timeout:assert:fileID:filePath:line:column:)-((Action)->Bool,_,_,_,_,_,_)``
+  /// and ``finish(timeout:fileID:filePath:line:column:)`` wait before failing; a safety net
+  /// against a hung test, not a way to wait for work.
   public var timeout: Duration = .seconds(1)
   /// The state as last asserted.
   public private(set) var state: State
@@ -51,6 +52,10 @@ public final class TestStore<State: Equatable, Action> {
   ///   - initialState: The state to start from.
   ///   - reducer: The reducer under test.
   ///   - prepareDependencies: Overrides dependencies (clocks, clients) for this test.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   public init<R: Reducer>(
     initialState: @autoclosure () -> State,
     @ReducerBuilder<State, Action> reducer: () -> R,
@@ -112,6 +117,10 @@ public final class TestStore<State: Equatable, Action> {
   ///   - action: The action.
   ///   - updateStateToExpectedResult: Mutates the previous state into the expected one; omit it
   ///     when the action changes nothing.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A task for the effects the action started.
   @discardableResult
   public func send(
@@ -157,6 +166,10 @@ public final class TestStore<State: Equatable, Action> {
   /// - Parameters:
   ///   - actionCase: The case to send.
   ///   - updateStateToExpectedResult: Mutates the previous state into the expected one.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A task for the effects started by the action.
   @discardableResult
   public func send(
@@ -180,6 +193,10 @@ public final class TestStore<State: Equatable, Action> {
   ///   - actionCase: The case to send.
   ///   - value: Its associated value.
   ///   - updateStateToExpectedResult: Mutates the previous state into the expected one.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   /// - Returns: A task for the effects started by the action.
   @discardableResult
   public func send<Value>(
@@ -205,6 +222,10 @@ public final class TestStore<State: Equatable, Action> {
   ///   - isMatching: Recognises the expected action.
   ///   - timeout: Overrides ``timeout``.
   ///   - updateStateToExpectedResult: Mutates the previous state into the expected one.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   public func receive(
     _ isMatching: (Action) -> Bool,
     timeout: Duration? = nil,
@@ -255,6 +276,10 @@ public final class TestStore<State: Equatable, Action> {
   ///   - expected: The action.
   ///   - timeout: Overrides ``timeout``.
   ///   - updateStateToExpectedResult: Mutates the previous state into the expected one.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   public func receive(
     _ expected: Action,
     timeout: Duration? = nil,
@@ -276,6 +301,10 @@ public final class TestStore<State: Equatable, Action> {
   ///   - actionCase: The expected case.
   ///   - timeout: Overrides ``timeout``.
   ///   - updateStateToExpectedResult: Mutates the previous state into the expected one.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   public func receive<Value>(
     _ actionCase: CaseKeyPath<Action, Value>,
     timeout: Duration? = nil,
@@ -298,6 +327,10 @@ public final class TestStore<State: Equatable, Action> {
   ///   - value: The expected associated value.
   ///   - timeout: Overrides ``timeout``.
   ///   - updateStateToExpectedResult: Mutates the previous state into the expected one.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   public func receive<Value: Equatable>(
     _ actionCase: CaseKeyPath<Action, Value>,
     _ value: Value,
@@ -318,7 +351,12 @@ public final class TestStore<State: Equatable, Action> {
 
   /// Waits for every effect to finish and fails if some are still running after the timeout.
   ///
-  /// - Parameter timeout: Overrides ``timeout``.
+  /// - Parameters:
+  ///   - timeout: Overrides ``timeout``.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   public func finish(
     timeout: Duration? = nil,
     fileID: StaticString = #fileID,
@@ -334,7 +372,12 @@ public final class TestStore<State: Equatable, Action> {
 
   /// Drops the actions received so far without asserting them.
   ///
-  /// - Parameter strict: Fails when there was nothing to skip.
+  /// - Parameters:
+  ///   - strict: Fails when there was nothing to skip.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   public func skipReceivedActions(
     strict: Bool = true,
     fileID: StaticString = #fileID,

@@ -1,6 +1,7 @@
 internal import IssueReporting
 
-/// The effects started by one ``TestStore/send(_:assert:fileID:filePath:line:column:)``.
+/// The effects started by one
+/// ``TestStore/send(_:assert:fileID:filePath:line:column:)-(Action,_,_,_,_,_)``.
 public struct TestStoreTask: Hashable, Sendable {
   let handle: EffectHandle?
   let location: SourceLocation
@@ -14,7 +15,12 @@ public struct TestStoreTask: Hashable, Sendable {
 
   /// Waits for the effects to finish; fails if they are still running after `timeout`.
   ///
-  /// - Parameter timeout: The longest wait, a safety net against a hung test.
+  /// - Parameters:
+  ///   - timeout: The longest wait, a safety net against a hung test.
+  ///   - fileID: The calling file's ID, where a failure is reported.
+  ///   - filePath: The calling file's path, where a failure is reported.
+  ///   - line: The calling line, where a failure is reported.
+  ///   - column: The calling column, where a failure is reported.
   @MainActor
   public func finish(
     timeout: Duration = .seconds(1),

@@ -1,7 +1,7 @@
 import Composable
 import SharedBroker
 
-/// The statistics the README's counter keeps.
+/// The statistics the library guide's counter keeps.
 public struct Stats: Codable, Equatable, Sendable {
   /// The count.
   public var count = 0
@@ -10,7 +10,7 @@ public struct Stats: Codable, Equatable, Sendable {
   public init() {}
 }
 
-/// The README's counter, as written there: `@Reducer`, `@ObservableState`, `@Shared` and an
+/// The library guide's counter ("Writing a feature"), as written there: `@Reducer`, `@ObservableState`, `@Shared` and an
 /// alert presented with `@Presents`.
 @Reducer
 public struct CounterFeature {

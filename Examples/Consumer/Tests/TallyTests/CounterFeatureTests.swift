@@ -5,7 +5,8 @@ import SharedBrokerTesting
 import Tally
 import Testing
 
-/// The README's features, tested as the README tests them, from a package of their own.
+/// The library guide's features (Composable's "Writing a feature" and "Testing with the
+/// fixture" articles), tested as the guide tests them, from a package of their own.
 @MainActor
 @Suite(.timeLimit(.minutes(1)), .disabled(if: TallyTests.wrongAssertions))
 struct CounterFeatureTests {
