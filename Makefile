@@ -6,7 +6,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # (after changing a dependency, run `swift package update NAME` and commit the file).
 LOCKED := --force-resolved-versions
 
-.PHONY: deps build test demo bench profile chaos fuzz clean docs
+.PHONY: deps build test demo bench profile chaos fuzz clean diagrams pictures docs
 # Plain `make` builds the programs.
 .DEFAULT_GOAL := build
 
@@ -40,6 +40,8 @@ build: deps
 TIMED_TESTS := TerminalUITests|BrokerProcessTests
 EXIT_TEST := sigtermWithClientsConnectedExitsPromptly
 test: deps
+	/usr/bin/python3 Scripts/check-links.py
+	/usr/bin/python3 Scripts/headline.py
 	$(SWIFT) build $(LOCKED) --build-tests
 	$(SWIFT) test --skip-build --skip SimulationTests --skip BrowserTests --skip '$(TIMED_TESTS)'
 	$(SWIFT) test --skip-build --filter '$(TIMED_TESTS)' --skip '$(EXIT_TEST)'
@@ -54,7 +56,8 @@ demo: deps
 	BIN=$$($(SWIFT) build -c release --show-bin-path) Scripts/demo.sh
 
 # Benchmarks print every figure next to a baseline from the same run; the harness writes the
-# whole of Benchmarks/RESULTS.md, and gnuplot its charts (Benchmarks/*.png). SECTIONS=latency
+# whole of Benchmarks/RESULTS.md, gnuplot its charts (Benchmarks/*.png), and headline.py the
+# README's table of results from it (which `make test` checks against it). SECTIONS=latency
 # (names as in `broker-benchmarks`' usage) runs only those, as the report's header then says.
 bench: deps
 	@missing=""; command -v gnuplot >/dev/null || missing="$$missing gnuplot-nox"; \
@@ -81,6 +84,7 @@ bench: deps
 	  [ ! -f latency-$$tag.dat ] || gnuplot -e "tag='$$tag'" Scripts/latency.gnuplot; done
 	cd Benchmarks && for chart in cluster clients; do \
 	  [ ! -f $$chart.dat ] || gnuplot Scripts/$$chart.gnuplot; done
+	/usr/bin/python3 Scripts/headline.py --write
 
 # Instructions per write on the broker path (reader, writer, broker), counted by callgrind:
 # unlike timings, the writer's and the broker's repeat to within a percent; the reader's moves
@@ -128,6 +132,16 @@ docs: deps
 	$(SWIFT) package $(LOCKED) --disable-sandbox --allow-writing-to-directory .build/docs \
 	  generate-documentation $(addprefix --target ,$(DOC_TARGETS)) --output-path .build/docs \
 	  --warnings-as-errors
+
+# The guides' diagrams, drawn by Graphviz from Documentation/diagrams/*.dot.
+diagrams:
+	@command -v dot >/dev/null || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq graphviz)
+	for source in Documentation/diagrams/*.dot; do \
+	  dot -Tsvg "$$source" -o "Documentation/$$(basename "$$source" .dot).svg" || exit 1; done
+
+# The guides' pictures: the terminal programs side by side, and the page, from a fresh run.
+pictures: build
+	BIN=$$($(SWIFT) build --show-bin-path) Scripts/pictures.sh
 
 clean:
 	rm -rf .build Benchmarks/.build

@@ -3,8 +3,7 @@ public import CurveCommandLine
 import Foundation
 import SharedBroker
 
-/// The flags the counter and profile programs share (see the command-line contract in the
-/// README).
+/// The flags the counter and profile programs share (Documentation/programs.md lists them).
 public struct ProgramOptions: ParsableArguments {
   /// How to print the state.
   public enum PrintFormat: String, ExpressibleByArgument, CaseIterable, Sendable {

@@ -54,7 +54,7 @@ import TestSupport
     let dockerfile = try text("Dockerfile")
     let readme = try text("README.md")
     let version = try #require(
-      readme.firstMatch(of: /It needs Swift (\d+\.\d+\.\d+)/).map { String($0.1) })
+      readme.firstMatch(of: /with Swift (\d+\.\d+\.\d+)/).map { String($0.1) })
     #expect(dockerfile.contains("FROM swift:\(version)-bookworm AS build"))
     #expect(dockerfile.contains("COPY Package.swift Package.resolved ./"))
     let builds = dockerfile.matches(of: /swift build [^&]*--product/).map { String($0.0) }
