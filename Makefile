@@ -88,12 +88,15 @@ bench: deps
 
 # Instructions per write on the broker path (reader, writer, broker), counted by callgrind:
 # unlike timings, the writer's and the broker's repeat to within a percent; the reader's moves
-# with how many updates it took per turn, which it prints. See Benchmarks/PROFILING.md.
+# with how many updates it took per turn, which it prints. It rewrites PROFILING.md's "Where a
+# write's time goes" with the figures and each thread's costliest functions.
 profile: deps
 	@command -v valgrind >/dev/null || ($(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq valgrind)
 	rm -f Benchmarks/.build/release/description.json
 	cd Benchmarks && $(SWIFT) build $(LOCKED) -c release --product callgrind-peer
 	Benchmarks/Scripts/callgrind.sh "$$(cd Benchmarks && $(SWIFT) build -c release --show-bin-path)"
+	/usr/bin/python3 Benchmarks/Scripts/profile_section.py Benchmarks/.build/callgrind \
+	  Benchmarks/PROFILING.md "make profile"
 
 # The full fault runs: 20 broker SIGKILLs under 4 counters x 5000 increments, 20 more of the
 # brokers of an etcd cluster and 20 of its members, a million fuzz inputs, a disk that fills up,

@@ -7,12 +7,14 @@
 #           thread: the ACK and its own update coming back)
 #   broker: the broker runs under callgrind (its thread, and libzmq's I/O thread fanning out)
 # Usage: Benchmarks/Scripts/callgrind.sh BIN_DIR [COUNT]   (BIN_DIR: Benchmarks' release dir)
-# Prints "ROLE THREAD: N instructions per write" and keeps the profiles in .build/callgrind/.
+# Prints "ROLE THREAD: N instructions per write" and keeps the profiles in .build/callgrind/,
+# with one line per thread in summary.tsv (role, thread, per write, writes, profile).
 set -euo pipefail
 bin="${1:?usage: callgrind.sh BIN_DIR [COUNT]}"
 count="${2:-1000}"
 out="$(cd "$(dirname "$0")/.." && pwd)/.build/callgrind"
 mkdir -p "$out"
+rm -f "$out/summary.tsv"
 # valgrind cannot read the toolchain's DWARF; symbol names survive the strip.
 strip --strip-debug -o "$out/peer" "$bin/callgrind-peer"
 peer="$out/peer"
@@ -62,6 +64,8 @@ report() { # ROLE: instructions per write of each thread that did any real work
       seen=$(sed -n 's/^updates seen: \(.*\)/ (\1 notifications)/p' "$out/$role.log")
     fi
     echo "$role, $name: $((total / writes)) instructions per write$seen"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$role" "$name" "$((total / writes))" "$writes" "$profile" \
+      >> "$out/summary.tsv"
   done
 }
 
