@@ -166,6 +166,51 @@ import Testing
     cancellable.cancel()
   }
 
+  /// Updates that keep arriving while a rebase decodes make it give up (its result is stale
+  /// each time), and the rebases asked for meanwhile are skipped (one runs already). The last
+  /// value must still reach the observers without anyone reading the key: a screen showed an
+  /// older count until the next tap.
+  @Test func aRebaseOvertakenByNewerValuesIsFinishedAndTold() {
+    let injected = Mutex(0)
+    let storage = self.storage
+    let transport = self.transport
+    let start = self.start
+    // Each decode lets another update in first, as the I/O thread would while another
+    // thread decodes; three times, then the burst is over.
+    let codec = BrokerCodec<Int>(
+      decode: { data in
+        let next = injected.withLock { count -> Int? in
+          guard count < 3 else { return nil }
+          count += 1
+          return count + 2
+        }
+        if let next {
+          storage.handle(
+            .published([
+              .update(
+                key: "count", version: UInt64(next), client: "other", write: UInt64(next),
+                value: Data("\(next)".utf8))
+            ]), at: start, via: transport)
+        }
+        return try JSONDecoder().decode(Int.self, from: data)
+      },
+      encode: { try JSONEncoder().encode($0) })
+    let count = reference("count", 0, codec: codec)
+    sync([("count", "0")])
+    injected.withLock { $0 = 0 }
+    let told = Mutex<[Int]>([])
+    let cancellable = count.publisher.sink { value in told.withLock { $0.append(value) } }
+    storage.handle(
+      .published([
+        .update(key: "count", version: 2, client: "other", write: 2, value: Data("2".utf8))
+      ]), at: start, via: transport)
+    #expect(injected.withLock { $0 } == 3)
+    #expect(told.withLock { $0.last } == 5)
+    #expect(storage.machine.keys[0].needsRebase == false)
+    #expect(count.value == 5)
+    cancellable.cancel()
+  }
+
   /// A write the DEALER does not queue counts as a lost connection: the next PONG brings a
   /// new handshake and the key resyncs, instead of waiting forever for its answer.
   @Test func aWriteTheSocketRefusesResyncsTheKey() {

@@ -193,6 +193,13 @@ struct ClientMachine {
     keys[index].rebaseDue()
   }
 
+  /// A rebase of the key at `index` that a thread gave up on (newer values kept coming while it
+  /// decoded) is left to the I/O thread, whose turn runs every rebase still due; returns
+  /// whether it must be woken for it.
+  mutating func leaveRebase(_ index: Int) -> Bool {
+    keys[index].needsRebase && wake()
+  }
+
   /// Takes a rebase's result (``KeyMachine/rebased(_:)``). When it was installed, the actions
   /// say whom to tell and whether the I/O thread must be woken for writes it let go out.
   mutating func rebased(_ result: KeyMachine.Rebased)

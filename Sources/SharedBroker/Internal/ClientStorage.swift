@@ -213,7 +213,9 @@ final class ClientStorage: Sendable {
         state.entries[index].rebasing = true
         return (rebase, state.entries[index])
       }
-      guard let (rebase, entry) = due else { break }
+      // Nothing due, or another thread rebases: that thread installs the newest value or
+      // leaves the rebase to the I/O thread.
+      guard let (rebase, entry) = due else { return (nil, []) }
       let decoded = rebase.undecoded.map { data in Result { try entry.codec.decode(data) } }
       var value = (try? decoded?.get()) ?? rebase.confirmed
       if let pending = rebase.pending {
@@ -231,7 +233,10 @@ final class ClientStorage: Sendable {
       }
       if applied { return (replaced, actions) }
     }
-    return (nil, [])
+    // Newer values kept coming: a rebase skipped meanwhile on the I/O thread (this one held it)
+    // would otherwise wait for the next event, its observers left on an older value.
+    let wake = state.withLock { $0.machine.leaveRebase(index) }
+    return (nil, wake ? [.wake] : [])
   }
 
   // MARK: - For the I/O thread
