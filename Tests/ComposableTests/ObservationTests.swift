@@ -1,5 +1,6 @@
 import Composable
 import ConcurrencyExtras
+import Foundation
 import Observation
 import TestSupport
 import Testing
@@ -125,6 +126,32 @@ import Testing
     // At least once per send; a @Shared value changed by a test running alongside also counts
     // as a change of state that is not observable.
     #expect(renders.value >= 3)
+    token.cancel()
+  }
+
+  /// Another thread changes a shared value after the view read it and before Observation
+  /// installed the view's tracking (as a broker's update does while a screen draws): the view
+  /// runs again and shows the new value, instead of staying on the one it read.
+  @Test func aSharedValueChangedByAnotherThreadWhileAViewReadsIsShown() async {
+    let total = Shared(0)
+    let store = Store(initialState: Profile.State(total: total)) { Profile() }
+    let shown = LockIsolated<[Int]>([])
+    let token = observe {
+      let value = store.total
+      shown.withValue { $0.append(value) }
+      if value == 0 {
+        let written = DispatchSemaphore(value: 0)
+        Thread {
+          total.withLock { $0 = 1 }
+          written.signal()
+        }.start()
+        written.wait()
+      }
+    }
+    let deadline = ContinuousClock.now + .seconds(5)
+    while shown.value.last != 1, ContinuousClock.now < deadline { await Task.megaYield() }
+    #expect(shown.value.first == 0)
+    #expect(shown.value.last == 1)
     token.cancel()
   }
 

@@ -28,6 +28,8 @@ public func observe(_ apply: @escaping @MainActor () -> Void) -> ObserveToken {
 @MainActor
 public final class ObserveToken {
   private var apply: (@MainActor () -> Void)?
+  /// Counts the runs: a re-run asked for by an older one is not needed once a newer ran.
+  private var runs = 0
 
   init(_ apply: @escaping @MainActor () -> Void) {
     self.apply = apply
@@ -43,8 +45,21 @@ public final class ObserveToken {
 
   func run() {
     guard let apply else { return }
+    runs += 1
+    let run = runs
+    let changes = SharedChangeSubscription.changes
     withObservationTracking(apply) { [weak self] in
-      Task { @MainActor in self?.run() }
+      Task { @MainActor in self?.rerun(after: run) }
     }
+    // Observation installs the tracking once `apply` returns: a shared value that another
+    // thread changed meanwhile told nobody, and the view would stay on what it read.
+    if SharedChangeSubscription.changes != changes {
+      Task { @MainActor [weak self] in self?.rerun(after: run) }
+    }
+  }
+
+  private func rerun(after run: Int) {
+    guard run == runs else { return }
+    self.run()
   }
 }
