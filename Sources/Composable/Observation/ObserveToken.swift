@@ -47,13 +47,13 @@ public final class ObserveToken {
     guard let apply else { return }
     runs += 1
     let run = runs
-    let changes = SharedChangeSubscription.changes
-    withObservationTracking(apply) { [weak self] in
+    var reads: SharedReads?
+    withObservationTracking({ reads = SharedReads.recording { apply() } }) { [weak self] in
       Task { @MainActor in self?.rerun(after: run) }
     }
-    // Observation installs the tracking once `apply` returns: a shared value that another
-    // thread changed meanwhile told nobody, and the view would stay on what it read.
-    if SharedChangeSubscription.changes != changes {
+    // Observation installs the tracking once `apply` returns: a shared value it read that
+    // another thread changed meanwhile told nobody, and the view would stay on what it read.
+    if reads?.changedSinceRead == true {
       Task { @MainActor [weak self] in self?.rerun(after: run) }
     }
   }

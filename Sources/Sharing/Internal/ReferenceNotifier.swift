@@ -140,7 +140,6 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
         return
       }
       if !delivery.onlyTheValue || !areEqual(delivery.previous, delivery.value) {
-        SharedChangeSubscription.count()
         observed.changed()
       }
       delivery.subject?.send(delivery.value)

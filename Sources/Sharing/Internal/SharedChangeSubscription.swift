@@ -6,17 +6,6 @@ import Synchronization
 /// outside their reducer; observers skip duplicates, so a change elsewhere costs one comparison.
 package final class SharedChangeSubscription: Sendable {
   private static let observers = Mutex<[ObjectIdentifier: @Sendable () -> Void]>([:])
-  private static let told = Atomic<UInt64>(0)
-
-  /// Grows before Observation is told of any change: a view that reads shared values while
-  /// another thread changes them compares it around its reads (see `observe`), since a change
-  /// told before Observation installed the view's tracking reaches nobody.
-  package static var changes: UInt64 { told.load(ordering: .acquiring) }
-
-  /// Counts a change that Observation is about to be told of.
-  static func count() {
-    told.add(1, ordering: .releasing)
-  }
 
   /// Starts listening; stops when released.
   package init(_ onChange: @escaping @Sendable () -> Void) {
