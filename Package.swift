@@ -167,7 +167,6 @@ let package = Package(
         .product(name: "DequeModule", package: "swift-collections"),
         .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
         .product(name: "Logging", package: "swift-log"),
-        .product(name: "OrderedCollections", package: "swift-collections"),
       ],
       swiftSettings: settings
     ),

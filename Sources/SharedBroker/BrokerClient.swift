@@ -117,7 +117,8 @@ public final class BrokerClient: Sendable {
   private let wakeUp: WakeUpSignal?
   private let thread = Mutex<IOThread?>(nil)
   private let loop: ClientLoop
-  /// The keys' state, and the connection's, as the I/O thread and the references share them.
+  /// The keys' snapshots, the mailbox, and the connection's state, as the I/O thread and the
+  /// references share them.
   let storage: ClientStorage
 
   /// Connects (in the background) to a broker.
@@ -161,17 +162,19 @@ public final class BrokerClient: Sendable {
     self.logger = logger
     let wakeUp = try? WakeUpSignal()
     self.wakeUp = wakeUp
+    let brokers = BrokerList(given: endpoints)
     storage = ClientStorage(
+      brokers: brokers, endpoint: endpoint, logger: logger, wake: { wakeUp?.signal() })
+    let driver = ClientDriver(
       machine: ClientMachine(
-        id: id, brokers: BrokerList(given: endpoints), usesCurve: configuration.curve != nil,
+        id: id, brokers: brokers, usesCurve: configuration.curve != nil,
         heartbeat: configuration.heartbeatInterval,
         missedHeartbeats: configuration.missedHeartbeats,
         maxWritesInFlight: configuration.maxWritesInFlight, now: .now
       ),
-      endpoint: endpoint, logger: logger, wake: { wakeUp?.signal() }
-    )
+      storage: storage)
     let loop = ClientLoop(
-      storage: storage, wakeUp: wakeUp, configuration: configuration, logger: logger)
+      driver: driver, wakeUp: wakeUp, configuration: configuration, logger: logger)
     self.loop = loop
     thread.withLock { $0 = IOThread(name: "sm-client") { loop.run() } }
   }
@@ -225,12 +228,12 @@ public final class BrokerClient: Sendable {
 
   /// Whether any mutation is still waiting for the broker's confirmation.
   public var hasUnconfirmedWrites: Bool {
-    !storage.keys(nil) { !$0.hasUnconfirmedWrites }
+    storage.unconfirmedWriteCount() > 0
   }
 
   /// How many mutations (`withLock` calls) of all keys still wait for the broker's confirmation.
   public var unconfirmedWriteCount: Int {
-    storage.unconfirmedWriteCount
+    storage.unconfirmedWriteCount()
   }
 
   /// Whether the broker holds this client's writes back: for a while after it starts (its seed
@@ -266,7 +269,7 @@ public final class BrokerClient: Sendable {
   {
     let confirmed = await storage.progress.wait(until: .now + timeout) { [self] in
       (connectionState == .connected
-        && storage.keys(keys) { $0.isSynced && !$0.hasUnconfirmedWrites }) || isRefused
+        && storage.areSynced(keys, confirmed: true)) || isRefused
     }
     guard confirmed, !isRefused else {
       if let failure = storage.withConnection({ $0.handshakeFailure }) {
@@ -288,7 +291,7 @@ public final class BrokerClient: Sendable {
   ///   be reached in time, or ``BrokerError/Code/handshakeFailed`` when it refuses the connection.
   public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws {
     let connected = await storage.progress.wait(until: .now + timeout) { [self] in
-      (connectionState == .connected && storage.keys(nil) { $0.isSynced }) || isRefused
+      (connectionState == .connected && storage.areSynced(nil, confirmed: false)) || isRefused
     }
     if let failure = storage.withConnection({ $0.handshakeFailure }) {
       throw BrokerError(
@@ -314,15 +317,15 @@ public final class BrokerClient: Sendable {
   func reference<Value: Sendable & Equatable>(
     key: String, initialValue: Value, codec: BrokerCodec<Value>
   ) -> BrokerReference<Value> {
-    storage.reference(key: key, initialValue: initialValue, codec: codec) { [storage] index in
+    storage.reference(key: key, initialValue: initialValue, codec: codec) { [storage] slot in
       BrokerReference<Value>(
-        key: key, index: index, initialValue: initialValue, storage: storage, client: self)
+        key: key, initialValue: initialValue, slot: slot, storage: storage, client: self)
     }
   }
 
   /// Asks for a fresh snapshot of `key` and waits for it.
-  func resynchronize(key: String, index: Int) async throws {
-    storage.reload(index)
+  func resynchronize(key: String, slot: KeySlot) async throws {
+    storage.reload(slot)
     try await waitUntilConfirmed(keys: [key])
   }
 }

@@ -51,10 +51,18 @@ import ZeroMQ
     }
   }
 
+  /// The mail of a new key `k`, valued `0`.
+  let addK = ClientEvent.mail([.added(index: 0, epoch: 1, key: "k", initialValue: KeyValue(0))])
+
+  /// The mail of the user's mutation `sequence` of `k`, which made it `value`.
+  func mutated(_ sequence: UInt64, _ value: Int) -> ClientEvent {
+    .mail([.mutated(index: 0, epoch: 1, sequence: sequence, value: KeyValue(value))])
+  }
+
   /// A machine with the key `k` in sync at version 1 (value `0`).
   func synced() -> ClientMachine {
     var machine = machine()
-    _ = machine.add(key: "k", initialValue: KeyValue(0), at: t0)
+    _ = machine.handle(addK, at: t0)
     _ = machine.handle(.turn, at: t0)
     _ = machine.handle(welcome, at: t0)
     _ = machine.handle(.turn, at: t0)
@@ -62,7 +70,8 @@ import ZeroMQ
     _ = machine.handle(
       .reply(.snapshot(key: "k", version: 1, lastWrite: 0, value: Data("0".utf8), writes: [:])),
       at: t0)
-    _ = machine.rebased(machine.rebaseDue(0)!.result(decoded: .success(KeyValue(0)), local: KeyValue(0)))
+    _ = machine.rebased(
+      machine.rebaseDue(0)!.result(decoded: .success(KeyValue(0)), local: KeyValue(0), through: 0))
     return machine
   }
 
@@ -212,11 +221,10 @@ import ZeroMQ
 
   @Test func aKeySyncsBeforeItWrites() {
     var machine = machine()
-    let (index, wake) = machine.add(key: "k", initialValue: KeyValue(0), at: t0)
-    #expect(index == 0 && wake)
     run(
       [
-        Step(event: .turn, expected: [.subscribe("k"), hello]),
+        Step(event: addK, expected: [.subscribe("k")]),
+        Step(event: .turn, expected: [hello]),
         Step(event: welcome, expected: [subscribe, .connection(.syncing), .progressed]),
         Step(event: .turn, expected: [.send(.sync(client: "me", key: "k"))]),
         // Another client's SYNCED is not ours.
@@ -227,22 +235,25 @@ import ZeroMQ
         Step(
           event: .reply(
             .snapshot(key: "k", version: 4, lastWrite: 0, value: Data("7".utf8), writes: [:])),
-          expected: [.rebase(0), .progressed, .connection(.connected)]),
+          expected: [.notify(0), .rebase(0), .progressed, .connection(.connected)]),
       ], on: &machine)
     let rebase = machine.rebaseDue(0)
     #expect(rebase?.undecoded == Data("7".utf8))
-    #expect(rebase?.pending == nil)
-    let result = machine.rebased(rebase!.result(decoded: .success(KeyValue(7)), local: KeyValue(7)))
-    #expect(result.applied)
-    #expect(result.actions == [.notify(0)])
+    #expect(rebase?.confirmedThrough == 0)
+    let actions = machine.rebased(
+      rebase!.result(decoded: .success(KeyValue(7)), local: KeyValue(7), through: 0))
+    #expect(actions == [.notify(0)])
     #expect(machine.keys[0].local == KeyValue(7))
     #expect(machine.keys[0].isSynced)
   }
 
   @Test func writesAreEncodedOutsideThenSentAndAcknowledged() {
     var machine = synced()
-    #expect(machine.record(0, KeyValue(1), readAt: machine.keys[0].readStamp).wake)
-    #expect(!machine.record(0, KeyValue(2), readAt: machine.keys[0].readStamp).wake)
+    _ = machine.handle(
+      .mail([
+        .mutated(index: 0, epoch: 1, sequence: 1, value: KeyValue(1)),
+        .mutated(index: 0, epoch: 1, sequence: 2, value: KeyValue(2)),
+      ]), at: t0)
     let turn = machine.handle(.turn, at: t0 + .milliseconds(1))
     guard case .encode(let request)? = turn.last else {
       Issue.record("expected an encoding, got \(turn)")
@@ -259,7 +270,8 @@ import ZeroMQ
     run(
       [
         Step(
-          event: .reply(.ack(key: "k", write: request.id, version: 2)), expected: [.progressed])
+          event: .reply(.ack(key: "k", write: request.id, version: 2)),
+          expected: [.confirmed(key: 0, through: 2), .progressed])
       ], on: &machine)
     #expect(!machine.keys[0].hasUnconfirmedWrites)
     #expect(machine.keys[0].version == 2)
@@ -276,7 +288,7 @@ import ZeroMQ
       .reply(.snapshot(key: "k", version: 1, lastWrite: 0, value: Data("0".utf8), writes: [:])),
       at: t0)
     #expect(!machine.isHeldBack)
-    _ = machine.record(0, KeyValue(1), readAt: machine.keys[0].readStamp)
+    _ = machine.handle(mutated(1, 1), at: t0)
     guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
       Issue.record("expected an encoding")
       return
@@ -294,9 +306,9 @@ import ZeroMQ
     #expect(!machine.isHeldBack)
   }
 
-  @Test func aRejectionRebasesAndAStaleResultIsDropped() {
+  @Test func aRejectionRebasesOnTheMutationsTheSlotHolds() {
     var machine = synced()
-    _ = machine.record(0, KeyValue(1), readAt: machine.keys[0].readStamp)
+    _ = machine.handle(mutated(1, 1), at: t0)
     guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
       Issue.record("expected an encoding")
       return
@@ -312,23 +324,22 @@ import ZeroMQ
           expected: [.rebase(0), .progressed])
       ], on: &machine)
     let rebase = machine.rebaseDue(0)!
-    #expect(rebase.pending == 1...1)
-    // A mutation recorded while the rebase ran makes its result stale.
-    _ = machine.record(0, KeyValue(9), readAt: machine.keys[0].readStamp)
-    #expect(!machine.rebased(rebase.result(decoded: .success(KeyValue(5)), local: KeyValue(6))).applied)
-    let again = machine.rebaseDue(0)!
-    #expect(again.pending == 1...2)
-    let result = machine.rebased(again.result(decoded: .success(KeyValue(5)), local: KeyValue(7)))
-    #expect(result.applied)
-    // The mutation recorded meanwhile woke the I/O thread already.
-    #expect(result.actions == [.notify(0)])
+    #expect(rebase.confirmedThrough == 0)
+    // The slot held a second mutation the mailbox had not brought yet: the rebase included it.
+    let actions = machine.rebased(
+      rebase.result(decoded: .success(KeyValue(5)), local: KeyValue(7), through: 2))
+    #expect(actions == [.notify(0), .turn])
     #expect(machine.keys[0].local == KeyValue(7))
+    // Its mail, when it comes, is no news: the value covers it already.
+    _ = machine.handle(mutated(2, 2), at: t0)
+    #expect(machine.keys[0].local == KeyValue(7))
+    #expect(machine.keys[0].unconfirmedWriteCount == 2)
   }
 
   @Test func anEncodingThatFailsOrIsTooLargeIsRetriedAfterAHeartbeat() {
     struct Refused: Error {}
     var machine = synced()
-    _ = machine.record(0, KeyValue(1), readAt: machine.keys[0].readStamp)
+    _ = machine.handle(mutated(1, 1), at: t0)
     guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
       Issue.record("expected an encoding")
       return

@@ -7,12 +7,14 @@ import Synchronization
 @testable import SharedBrokerProtocol
 @testable import SharedBrokerServer
 
-/// One simulated process: the real ``ClientStorage`` with its ``ClientMachine``, the real
-/// references its user mutates through, its two connections to the broker (DEALER and SUB) as
+/// One simulated process: the real ``ClientStorage`` and ``ClientDriver`` with its
+/// ``ClientMachine``, the real references its user mutates through, its two connections to the broker (DEALER and SUB) as
 /// the simulation's network sees them, and the mutations its user made.
 final class SimulatedClient {
   let index: Int
   let storage: ClientStorage
+  /// What the client's I/O thread runs: the simulation is that thread.
+  let driver: ClientDriver
   let references: [BrokerReference<Tally>]
   /// The storage asked to wake the I/O thread: the simulation schedules its turn.
   private let wakeRequested = WakeRequest()
@@ -78,17 +80,19 @@ final class SimulatedClient {
     subscriberBroker = broker
     let wakeRequested = wakeRequested
     let storage = ClientStorage(
-      machine: ClientMachine(
-        id: id, brokers: brokers, heartbeat: heartbeat, missedHeartbeats: 3,
-        maxWritesInFlight: maxWritesInFlight, now: now),
-      endpoint: "simulated",
+      brokers: brokers, endpoint: "simulated",
       logger: Logger(label: "simulated-client") { _ in SwiftLogNoOpLogHandler() },
       wake: { wakeRequested.requested.withLock { $0 = true } })
     self.storage = storage
+    driver = ClientDriver(
+      machine: ClientMachine(
+        id: id, brokers: brokers, heartbeat: heartbeat, missedHeartbeats: 3,
+        maxWritesInFlight: maxWritesInFlight, now: now),
+      storage: storage)
     references = keys.map { key in
-      storage.reference(key: key, initialValue: Tally(), codec: .json, at: now) { index in
+      storage.reference(key: key, initialValue: Tally(), codec: .json) { slot in
         BrokerReference(
-          key: key, index: index, initialValue: Tally(), storage: storage, client: nil)
+          key: key, initialValue: Tally(), slot: slot, storage: storage, client: nil)
       }
     }
     tags = keys.map { _ in [] }
@@ -100,8 +104,8 @@ final class SimulatedClient {
   }
 
   /// The machine as it is now.
-  var machine: ClientMachine { storage.machine }
-  var id: String { storage.machine.id }
+  var machine: ClientMachine { driver.machine }
+  var id: String { driver.machine.id }
 
   /// Whether the storage asked for a wake-up since the last call.
   func takeWakeRequest() -> Bool {
@@ -113,6 +117,7 @@ final class SimulatedClient {
 
   /// The tags of `key` the broker confirmed to this client.
   func confirmedTags(_ key: Int) -> ArraySlice<String> {
-    tags[key].prefix(tags[key].count - machine.keys[key].unconfirmedWriteCount)
+    tags[key].prefix(
+      tags[key].count - storage.unconfirmedWriteCount(of: [references[key].key]))
   }
 }

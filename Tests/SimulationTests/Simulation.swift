@@ -261,13 +261,13 @@ final class Simulation {
       let client = clients[index]
       guard client.alive, client.dealerUp, client.dealerEpoch == epoch else { return }
       note { "\(client.id.prefix(4)) ← \(message)" }
-      client.storage.handle(.reply(message), at: instant(client), via: transport(client))
+      client.driver.handle(.reply(message), at: instant(client), via: transport(client))
       try turn(client)
     case .published(let index, let epoch, let message):
       let client = clients[index]
       guard client.alive, client.subscriberUp, client.subscriberEpoch == epoch else { return }
       note { "\(client.id.prefix(4)) ⇐ \(message)" }
-      client.storage.handle(.published([message]), at: instant(client), via: transport(client))
+      client.driver.handle(.published([message]), at: instant(client), via: transport(client))
       try turn(client)
     case .wake(let index, let generation):
       let client = clients[index]
@@ -278,22 +278,25 @@ final class Simulation {
       // Mutations belong to the time of faults; one drawn at its very end would come after the
       // check that stops them, and be taken for a resend in the quiet tail.
       guard client.alive, now < activeFor else { return }
-      let tag = "\(client.index).\(key).\(client.tags[key].count)"
-      note { "\(client.id.prefix(4)) mutates \(tag)" }
-      client.tags[key].append(tag)
-      // Through the key's reference, as a user's `withLock` runs.
-      let (name, number) = ("\(client.index)", client.tags[key].count - 1)
-      client.references[key].withLock { $0.apply(tag, client: name, number: number) }
-      outcome.mutations += 1
-      // The storage wakes the I/O thread when it was not woken already; its turn sends it.
-      if client.takeWakeRequest() {
-        client.wakeGeneration += 1
-        client.wakePending = true
-        schedule(
-          after: random.duration(.microseconds(5), .microseconds(200)),
-          .wake(client: index, generation: client.wakeGeneration))
-      } else if !client.wakePending {
-        throw failure("\(client.id)'s mutation \(tag) left its I/O thread asleep: \(state())")
+      // Sometimes a burst, as a user's loop makes: its mail reaches the I/O thread at one turn.
+      for _ in 0..<(random.chance(0.3) ? Int.random(in: 2...4, using: &random) : 1) {
+        let tag = "\(client.index).\(key).\(client.tags[key].count)"
+        note { "\(client.id.prefix(4)) mutates \(tag)" }
+        client.tags[key].append(tag)
+        // Through the key's reference, as a user's `withLock` runs.
+        let (name, number) = ("\(client.index)", client.tags[key].count - 1)
+        client.references[key].withLock { $0.apply(tag, client: name, number: number) }
+        outcome.mutations += 1
+        // The storage wakes the I/O thread when it was not woken already; its turn sends it.
+        if client.takeWakeRequest() {
+          client.wakeGeneration += 1
+          client.wakePending = true
+          schedule(
+            after: random.duration(.microseconds(5), .microseconds(200)),
+            .wake(client: index, generation: client.wakeGeneration))
+        } else if !client.wakePending {
+          throw failure("\(client.id)'s mutation \(tag) left its I/O thread asleep: \(state())")
+        }
       }
     case .dealerConnects(let index):
       let client = clients[index]
@@ -307,7 +310,7 @@ final class Simulation {
         note { "\(client.id.prefix(4)) DEALER handshake closed" }
         outcome.failedHandshakes += 1
         for kind in [SocketMonitor.Kind.connected, .disconnected] {
-          client.storage.handle(
+          client.driver.handle(
             .dealer(.init(kind: kind, endpoint: client.dealerEndpoint)), at: instant(client),
             via: transport(client))
         }
@@ -320,7 +323,7 @@ final class Simulation {
       client.peer = Data("peer-\(nextPeer)".utf8)
       peers[client.peer] = (index, client.dealerEpoch)
       note { "\(client.id.prefix(4)) DEALER connected" }
-      client.storage.handle(
+      client.driver.handle(
         .dealer(.init(kind: .handshakeSucceeded, endpoint: client.dealerEndpoint)),
         at: instant(client), via: transport(client))
       try turn(client)
@@ -463,7 +466,7 @@ final class Simulation {
     }
     let at = instant(client)
     client.wakePending = false
-    client.storage.handle(.turn, at: at, via: transport(client))
+    client.driver.handle(.turn, at: at, via: transport(client))
     try scheduleWake(client)
   }
 
@@ -725,7 +728,7 @@ final class Simulation {
     reconnectLater(.dealerConnects(client: client.index))
     guard tellingClient else { return }
     // The socket monitor tells the loop; libzmq reconnects by itself.
-    client.storage.handle(
+    client.driver.handle(
       .dealer(.init(kind: .disconnected, endpoint: client.dealerEndpoint)), at: instant(client),
       via: transport(client))
   }
@@ -734,7 +737,7 @@ final class Simulation {
   fileprivate func connectDealer(_ client: SimulatedClient, to endpoint: String) {
     client.dealerEndpoint = endpoint
     client.broker = Self.broker(at: endpoint)
-    if !client.storage.brokers.given.contains(endpoint) { outcome.movesToLearned += 1 }
+    if !client.machine.brokers.given.contains(endpoint) { outcome.movesToLearned += 1 }
     note { "\(client.id.prefix(4)) moves to broker\(client.broker)" }
     cutDealer(client, tellingClient: false)
   }
@@ -913,7 +916,7 @@ final class Simulation {
           client.lastDealerOut <= now, client.lastDealerIn <= now,
           brokers[client.broker] != nil, client.subscriberBroker == client.broker,
           client.machine.brokerInstance == instance, machine.isSynced,
-          !machine.hasUnconfirmedWrites,
+          !machine.hasUnconfirmedWrites, client.storage.unconfirmedWriteCount(of: [key]) == 0,
           machine.instance == instance, machine.version == entry?.version ?? 0
         else { return }
       }

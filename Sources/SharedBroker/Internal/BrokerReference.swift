@@ -1,35 +1,27 @@
 import Foundation
 internal import OpenCombine
 internal import Sharing
+import Synchronization
 
-/// The reference behind `@Shared(.broker("key"))`: a façade over its key in the client's
-/// ``ClientStorage``, which holds the value (confirmed + pending mutations) in the key's
-/// ``KeyMachine``. A mutation shows locally at once; the client's I/O thread sends it and feeds
-/// the broker's answers to the machine. The reference keeps the key's lock, which `withLock`
-/// bodies run under, and the observers, which the storage tells of every change with its value,
-/// under no lock.
+/// The reference behind `@Shared(.broker("key"))`: a façade over its key's ``KeySlot``, which
+/// holds the local value (confirmed + pending mutations) for readers. A mutation shows locally
+/// at once: it runs under the slot's body lock, is recorded in the slot, and goes to the client's
+/// I/O thread through the ``ClientStorage``'s mailbox; that thread sends it and brings the
+/// broker's answers and other processes' values back into the slot. Observers are told under no
+/// lock.
 final class BrokerReference<Value: Sendable & Equatable>: MutableReference, @unchecked Sendable {
   let key: String
-  /// The key's place in the client's machine.
-  let index: Int
+  private let slot: KeySlot
   private let storage: ClientStorage
   private weak var client: BrokerClient?
-  /// The key's lock: one mutation at a time, as `withLock` promises. Recursive: a body may
-  /// mutate the key again.
-  private let lock = NSRecursiveLock()
   private let notifier: ReferenceNotifier<Value>
-  /// What a reference replaced by one of another value type for the same key shows (the
-  /// client's keys hold one type each; Sharing reports the clash).
-  private let initialValue: Value
 
-  init(
-    key: String, index: Int, initialValue: Value, storage: ClientStorage, client: BrokerClient?
-  ) {
+  init(key: String, initialValue: Value, slot: KeySlot, storage: ClientStorage, client: BrokerClient?)
+  {
     self.key = key
-    self.index = index
+    self.slot = slot
     self.storage = storage
     self.client = client
-    self.initialValue = initialValue
     notifier = ReferenceNotifier(initialValue: initialValue) {
       ".broker(\(String(reflecting: key)))"
     }
@@ -48,19 +40,23 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, @unc
     return liveValue
   }
 
-  var liveValue: Value { liveReading.value }
+  var liveValue: Value { slot.state.withLock { $0.value }.as(Value.self) }
 
   func access() {
     notifier.access()
   }
 
-  var isLoading: Bool { liveReading.isLoading }
-  var loadError: (any Error)? { liveReading.loadError }
-  var saveError: (any Error)? { liveReading.saveError }
+  var isLoading: Bool { slot.state.withLock { $0.isLoading } }
+  var loadError: (any Error)? { slot.state.withLock { $0.loadError } }
+  var saveError: (any Error)? { slot.state.withLock { $0.saveError } }
   var publisher: AnyPublisher<Value, Never> { notifier.publisher }
 
   var reading: SharedReading<Value> {
-    var reading = liveReading
+    var reading = slot.state.withLock { state in
+      SharedReading(
+        value: state.value.as(Value.self), isLoading: state.isLoading,
+        loadError: state.loadError, saveError: state.saveError)
+    }
     if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current,
       let snapshot = tracker.snapshot(of: self, as: Value.self)
     {
@@ -69,28 +65,33 @@ final class BrokerReference<Value: Sendable & Equatable>: MutableReference, @unc
     return reading
   }
 
-  /// The value and its errors, from one locked read.
-  private var liveReading: SharedReading<Value> {
-    storage.reading(index, of: self, as: Value.self)
-      ?? SharedReading(value: initialValue, isLoading: false, loadError: nil, saveError: nil)
-  }
-
   func withLock<R>(_ body: @escaping @Sendable (inout Value) throws -> R) rethrows -> R {
     if SharedChangeTracker.isAsserting, let tracker = SharedChangeTracker.current {
       return try tracker.updateSnapshot(of: self, live: liveValue, body)
     }
     // Observers hear of the write once the thread leaves every shared value's lock.
     return try LockedRegion.run {
-      try lock.withLock {
-        if let result = try storage.mutate(index, of: self, body) { return result }
-        var detached = initialValue
-        return try body(&detached)
+      try slot.body.withLock {
+        var value = liveValue
+        if let tracker = SharedChangeTracker.current {
+          tracker.recordOldValue(value, of: self)
+        }
+        let result = try body(&value)
+        let local = KeyValue(value)
+        let (sequence, told) = slot.record(local) { erased in
+          var typed = erased.as(Value.self)
+          _ = try? body(&typed)
+          erased = KeyValue(typed)
+        }
+        storage.mutated(slot, sequence: sequence, value: local)
+        told.deliver(onlyTheValue: true)
+        return result
       }
     }
   }
 
   func load() async throws {
-    try await client?.resynchronize(key: key, index: index)
+    try await client?.resynchronize(key: key, slot: slot)
   }
 
   func save() async throws {

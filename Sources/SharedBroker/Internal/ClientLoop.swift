@@ -2,14 +2,15 @@ import Foundation
 internal import Logging
 internal import ZeroMQ
 
-/// The body of a ``BrokerClient``'s I/O thread, which owns its sockets: it polls them, decodes
-/// what they read and reports it to the ``ClientStorage`` as ``ClientEvent``s; the storage feeds
-/// its ``ClientMachine`` and sends, subscribes and moves through this loop, its
-/// ``ClientTransport``. Every decision about the protocol is in the machine; this type only does
-/// the I/O.
+/// The body of a ``BrokerClient``'s I/O thread, which owns its sockets and its
+/// ``ClientDriver`` (and so the ``ClientMachine``): it polls the sockets, decodes what they read
+/// and reports it to the driver as ``ClientEvent``s; the driver feeds the machine and sends,
+/// subscribes and moves through this loop, its ``ClientTransport``. Every decision about the
+/// protocol is in the machine; this type only does the I/O.
 ///
-/// Only this thread touches the sockets: a writer records its mutation in the storage and wakes
-/// the thread, which encodes and sends it, so no socket call ever runs inside a writer's reducer.
+/// Only this thread touches the sockets: a writer posts its mutation to the storage's mailbox
+/// and wakes the thread, which encodes and sends it, so no socket call ever runs inside a
+/// writer's reducer.
 final class ClientLoop: ClientTransport, @unchecked Sendable {
   private let configuration: BrokerClient.Configuration
   private let logger: Logger
@@ -20,16 +21,18 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   private var monitorTouched = false
   private var dealer: Socket!
   private var subscriber: Socket!
+  private let driver: ClientDriver
   private let storage: ClientStorage
   private let wakeUp: WakeUpSignal?
   /// The messages the SUB socket had waiting, kept to reuse its storage.
   private var published: [BrokerMessage] = []
 
   init(
-    storage: ClientStorage, wakeUp: WakeUpSignal?, configuration: BrokerClient.Configuration,
+    driver: ClientDriver, wakeUp: WakeUpSignal?, configuration: BrokerClient.Configuration,
     logger: Logger
   ) {
-    self.storage = storage
+    self.driver = driver
+    storage = driver.storage
     self.wakeUp = wakeUp
     self.configuration = configuration
     self.logger = logger
@@ -59,7 +62,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
       for socket in [dealer!, subscriber!] { try secure(socket) }
       let monitor = try SocketMonitor(watching: dealer, context: context)
       defer { monitor.close() }
-      let brokers = storage.brokers
+      let brokers = driver.machine.brokers
       do {
         try dealer.connect(brokers.current)
       } catch where brokers.hasOthers {
@@ -87,16 +90,16 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
         let start = ContinuousClock.now
         let timeout =
           dealerWaiting || subscriberWaiting || monitorWaiting
-          ? .zero : storage.deadline(now: start) - start
+          ? .zero : driver.deadline(now: start) - start
         let ready = try poller.poll(timeout: timeout)
         guard !storage.withConnection(\.closed) else { return }
-        // Work from another thread (a mutation, a new key, a reload) is in the storage, taken
+        // Work from another thread (a mutation, a new key, a reload) is in the mailbox, taken
         // with the turn below; cleared first, so a wake-up for work after the turn stays set.
         if ready.contains(wakeIndex) { wakeUp.clear() }
         if ready.contains(monitorIndex) || monitorWaiting { drainEvents(monitor) }
         if ready.contains(dealerIndex) || dealerWaiting { drainReplies() }
         if ready.contains(subscriberIndex) || subscriberWaiting { drainPublished() }
-        storage.handle(.turn, at: .now, via: self)
+        driver.handle(.turn, at: .now, via: self)
       }
     } catch let error as ZMQError where error.isContextTerminated {
       return
@@ -117,7 +120,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   private func drainEvents(_ monitor: SocketMonitor) {
     defer { monitorTouched = false }
     while let event = try? monitor.receive() {
-      storage.handle(.dealer(event), at: .now, via: self)
+      driver.handle(.dealer(event), at: .now, via: self)
     }
   }
 
@@ -138,7 +141,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
         logger.warning("Ignored a malformed reply", metadata: ["reason": "\(error)"])
         continue
       }
-      storage.handle(.reply(reply), at: .now, via: self)
+      driver.handle(.reply(reply), at: .now, via: self)
     }
   }
 
@@ -190,7 +193,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
       published.append(message)
     }
     guard !published.isEmpty else { return }
-    storage.handle(.published(published), at: .now, via: self)
+    driver.handle(.published(published), at: .now, via: self)
     published.removeAll(keepingCapacity: true)
   }
 

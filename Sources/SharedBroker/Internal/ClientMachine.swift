@@ -1,13 +1,13 @@
 import Foundation
-internal import OrderedCollections
 internal import ZeroMQ
 
 /// A client of the broker as one value: the connection (the handshake `HELLO`/`WELCOME`,
 /// heartbeats `PING`/`PONG`, which broker run it talks to, which broker of a cluster its DEALER
 /// and SUB connect to and when they move) and every key's ``KeyMachine``. It has
 /// no sockets, clocks, locks, closures or logger: each event goes in with the time, and the
-/// ``ClientAction``s that come out are carried out by the ``ClientStorage`` around it, after it
-/// unlocks. The deterministic simulation in the tests drives the same storage and machine.
+/// ``ClientAction``s that come out are carried out by its owner, the ``ClientDriver`` on the
+/// client's I/O thread. The deterministic simulation in the tests drives the same driver and
+/// machine.
 ///
 /// Liveness comes from the connection and from heartbeats. A connection that drops (the broker's
 /// process ended) is reported at once; a broker that stops answering without dropping it (a
@@ -16,9 +16,9 @@ internal import ZeroMQ
 /// again. A broker that answers as another run (`PONG` with another instance, or
 /// `ERROR hello`) gets a new `HELLO`, after which every key resyncs from the start.
 ///
-/// Calls from the user's threads (a key added, a mutation recorded, a reload) change the state
-/// and answer only whether the I/O thread must be woken: what they ask of the broker goes out at
-/// that thread's next ``ClientEvent/turn``.
+/// The user's threads never touch it: what they do (a key added, a mutation recorded, a reload)
+/// reaches it as ``ClientMail`` from the ``ClientStorage``'s mailbox, at the I/O thread's next
+/// turn.
 struct ClientMachine {
   /// The first retry of HELLO and of a key's SYNC. On loopback a new connection, or a
   /// subscription, is usually in effect within a millisecond or two, so the retries start short
@@ -67,15 +67,6 @@ struct ClientMachine {
   /// When each key next wants a tick, as its last event said: the loop asks on every turn, and
   /// a key's deadline changes only with its events.
   private var deadlines: [ContinuousClock.Instant?] = []
-  /// The I/O thread was woken for work it has not taken yet: more work needs no other wake-up.
-  private var woken = false
-  /// New keys whose topics the SUB socket must subscribe to, at the next turn.
-  private var unsubscribed: [String] = []
-  /// Keys whose fresh snapshot was asked for, at the next turn.
-  private var reloads: OrderedSet<Int> = []
-  /// A call from another thread may have changed the connection's state (a key added): the
-  /// next turn reports it.
-  private var stateDue = false
   /// The broker answered `seeding` (it collects its clients' copies for a while after it
   /// starts, holding back writes, and reads of keys it has no value for) and has answered no
   /// read or write of this client's since.
@@ -146,46 +137,29 @@ struct ClientMachine {
   /// The index of `key`, if the client mirrors it.
   func index(of key: String) -> Int? { indices[key] }
 
-  // MARK: - Calls from other threads
+  // MARK: - Mail from other threads
 
-  /// Starts mirroring `key` from `initialValue` (or starts it over, for a key re-declared with
-  /// another value type). Returns the key's index, and whether the I/O thread must be woken.
-  mutating func add(key: String, initialValue: KeyValue, at now: ContinuousClock.Instant)
-    -> (index: Int, wake: Bool)
-  {
-    let index = indices[key] ?? keys.count
+  /// Starts mirroring `key` at `index` from `initialValue` (or starts it over, for a key
+  /// re-declared with another value type: a new `epoch`).
+  private mutating func add(
+    key: String, index: Int, epoch: UInt64, initialValue: KeyValue,
+    at now: ContinuousClock.Instant, _ actions: inout Actions
+  ) {
     let machine = KeyMachine(
-      key: key, index: index, clientID: id, initialValue: initialValue, retryInterval: retryInterval,
-      maxWritesInFlight: maxWritesInFlight)
+      key: key, index: index, epoch: epoch, clientID: id, initialValue: initialValue,
+      retryInterval: retryInterval, maxWritesInFlight: maxWritesInFlight)
     if index == keys.count {
       indices[key] = index
       keys.append(machine)
       deadlines.append(nil)
-      unsubscribed.append(key)
+      actions.append(.subscribe(key))
     } else {
       keys[index] = machine
+      deadlines[index] = nil
     }
     if isConnected {
-      deadlines[index] = keys[index].handle(.connected(at: now)).deadline
+      handle(index, .connected(at: now), &actions)
     }
-    stateDue = true
-    return (index, wake())
-  }
-
-  /// Records a mutation of the key at `index` (see ``KeyMachine/record(_:readAt:)``). Returns
-  /// its sequence, and whether the I/O thread must be woken to send it.
-  mutating func record(_ index: Int, _ value: KeyValue, readAt stamp: UInt64)
-    -> (sequence: UInt64, wake: Bool)
-  {
-    (keys[index].record(value, readAt: stamp), wake())
-  }
-
-  /// Asks for a fresh snapshot of the key at `index`: it is stale at once, so a wait cannot
-  /// end on the old snapshot. Returns whether the I/O thread must be woken.
-  mutating func reload(_ index: Int) -> Bool {
-    keys[index].markStale()
-    reloads.append(index)
-    return wake()
   }
 
   /// What bringing the key at `index` up to date needs, if anything.
@@ -193,31 +167,15 @@ struct ClientMachine {
     keys[index].rebaseDue()
   }
 
-  /// A rebase of the key at `index` that a thread gave up on (newer values kept coming while it
-  /// decoded) is left to the I/O thread, whose turn runs every rebase still due; returns
-  /// whether it must be woken for it.
-  mutating func leaveRebase(_ index: Int) -> Bool {
-    keys[index].needsRebase && wake()
-  }
-
-  /// Takes a rebase's result (``KeyMachine/rebased(_:)``). When it was installed, the actions
-  /// say whom to tell and whether the I/O thread must be woken for writes it let go out.
-  mutating func rebased(_ result: KeyMachine.Rebased)
-    -> (applied: Bool, replaced: KeyValue?, actions: [ClientAction])
-  {
+  /// Takes a rebase's result (``KeyMachine/rebased(_:)``), which the key's slot shows already:
+  /// whom to tell, and another turn when writes may go out now.
+  mutating func rebased(_ result: KeyMachine.Rebased) -> [ClientAction] {
     let index = result.key
-    let (applied, replaced) = keys[index].rebased(result)
-    guard applied else { return (false, nil, []) }
-    var actions: [ClientAction] = []
+    keys[index].rebased(result)
+    var actions = Actions()
     if keys[index].takeUnnotified() { actions.append(.notify(index)) }
-    if isConnected, keys[index].hasUnconfirmedWrites, wake() { actions.append(.wake) }
-    return (true, replaced, actions)
-  }
-
-  /// Whether the I/O thread must be woken (it was not since its last turn).
-  private mutating func wake() -> Bool {
-    defer { woken = true }
-    return !woken
+    if isConnected, keys[index].hasUnconfirmedWrites { actions.append(.turn) }
+    return actions.list
   }
 
   // MARK: - Events of the I/O thread
@@ -226,6 +184,8 @@ struct ClientMachine {
   mutating func handle(_ event: ClientEvent, at now: ContinuousClock.Instant) -> [ClientAction] {
     var actions = Actions()
     switch event {
+    case .mail(let mail):
+      take(mail, at: now, &actions)
     case .turn:
       turn(at: now, &actions)
     case .reply(let reply):
@@ -340,20 +300,34 @@ struct ClientMachine {
     return actions.list
   }
 
-  /// Takes what calls from other threads asked for, then runs heartbeats, timers and the writes
-  /// that may go out.
+  /// Takes what the user's threads did, in the order they did it.
+  private mutating func take(
+    _ mail: [ClientMail], at now: ContinuousClock.Instant, _ actions: inout Actions
+  ) {
+    var added = false
+    for item in mail {
+      switch item {
+      case .added(let index, let epoch, let key, let initialValue):
+        add(key: key, index: index, epoch: epoch, initialValue: initialValue, at: now, &actions)
+        added = true
+      case .mutated(let index, let epoch, let sequence, let value):
+        guard index < keys.count, keys[index].epoch == epoch else { continue }
+        keys[index].record(sequence, value)
+      case .reload(let index, let epoch):
+        guard index < keys.count, keys[index].epoch == epoch else { continue }
+        keys[index].markStale()
+        if keys[index].takeUnnotified() { actions.append(.notify(index)) }
+        if case .connected(let instance) = connection {
+          handle(index, .reload(at: now, instance: instance), &actions)
+        }
+      }
+    }
+    // A new key is not in sync yet.
+    if added { reportState(&actions) }
+  }
+
+  /// Runs heartbeats, timers and the writes that may go out.
   private mutating func turn(at now: ContinuousClock.Instant, _ actions: inout Actions) {
-    woken = false
-    for key in unsubscribed { actions.append(.subscribe(key)) }
-    unsubscribed = []
-    if case .connected(let instance) = connection {
-      for index in reloads { handle(index, .reload(at: now, instance: instance), &actions) }
-    }
-    reloads = []
-    if stateDue {
-      stateDue = false
-      reportState(&actions)
-    }
     tick(at: now, &actions)
     for index in keys.indices where keys[index].needsRebase {
       actions.append(.rebase(index))
@@ -495,8 +469,12 @@ struct ClientMachine {
 
   /// Feeds the key at `index` and keeps what it asks for.
   private mutating func handle(_ index: Int, _ event: KeyEvent, _ actions: inout Actions) {
+    let confirmed = keys[index].confirmedThrough
     let output = keys[index].handle(event)
     deadlines[index] = output.deadline
+    if keys[index].confirmedThrough != confirmed {
+      actions.append(.confirmed(key: index, through: keys[index].confirmedThrough))
+    }
     if output.changed { actions.append(.notify(index)) }
     if output.rebase { actions.append(.rebase(index)) }
     if let message = output.send { actions.append(.send(message)) }
@@ -545,10 +523,22 @@ struct ClientMachine {
   }
 }
 
+/// What the user's threads did, as the I/O thread's ``ClientMachine`` hears of it.
+enum ClientMail: Equatable {
+  /// A key is mirrored from now on, at `index` (again, with another value type: a new `epoch`).
+  case added(index: Int, epoch: UInt64, key: String, initialValue: KeyValue)
+  /// The key's mutation `sequence` made `value` its local value.
+  case mutated(index: Int, epoch: UInt64, sequence: UInt64, value: KeyValue)
+  /// A fresh snapshot of the key was asked for.
+  case reload(index: Int, epoch: UInt64)
+}
+
 /// What happens to a ``ClientMachine`` on its I/O thread.
 enum ClientEvent: Equatable {
-  /// The I/O thread's turn (after every wake-up): what other threads asked for, heartbeats,
-  /// timers, and the writes that may go out.
+  /// What the user's threads did since the last turn, in order.
+  case mail([ClientMail])
+  /// The I/O thread's turn (after every wake-up): heartbeats, timers, and the writes that may
+  /// go out.
   case turn
   /// A reply on the DEALER.
   case reply(BrokerMessage)
@@ -562,7 +552,7 @@ enum ClientEvent: Equatable {
   case subscriberUnreachable
 }
 
-/// What a ``ClientMachine`` asks its storage to do, in order.
+/// What a ``ClientMachine`` asks its driver to do, in order.
 enum ClientAction: Equatable {
   /// A message for the broker's ROUTER.
   case send(BrokerMessage)
@@ -576,15 +566,18 @@ enum ClientAction: Equatable {
   case connectSubscriber(to: String, from: String?)
   /// Disconnect the SUB from a publisher.
   case disconnectSubscriber(from: String)
-  /// The key at this index is stale: decode and re-apply its pending mutations, outside the
-  /// lock, and hand the result back.
+  /// The key at this index is stale: decode and re-apply its pending mutations, and hand the
+  /// result back (``ClientMachine/rebased(_:)``) before any other event.
   case rebase(Int)
-  /// Encode a write's value, outside the lock, and hand it back.
+  /// Encode a write's value and hand it back (``ClientMachine/encoded(_:_:at:)``) before any
+  /// other event.
   case encode(KeyMachine.Encode)
   /// The observers of the key at this index must be told of its value or errors.
   case notify(Int)
-  /// The I/O thread must take a turn: writes may go out.
-  case wake
+  /// The broker confirmed the key's mutations through this sequence: they are never re-applied.
+  case confirmed(key: Int, through: UInt64)
+  /// Take another turn: writes may go out.
+  case turn
   /// The connection's new state.
   case connection(BrokerClient.ConnectionState)
   /// A security handshake failed, or one succeeded (`nil`).
@@ -615,7 +608,7 @@ extension ClientAction {
     case notify(Int)
     case rebase(Int)
     case progressed
-    case wake
+    case turn
   }
 
   /// This action as one an event takes at most once (`nil` for the others): comparing these
@@ -625,15 +618,15 @@ extension ClientAction {
     case .notify(let key): .notify(key)
     case .rebase(let key): .rebase(key)
     case .progressed: .progressed
-    case .wake: .wake
+    case .turn: .turn
     case .send, .subscribe, .connectDealer, .connectSubscriber, .disconnectSubscriber, .encode,
-      .connection, .handshake, .brokerUnavailable, .log:
+      .confirmed, .connection, .handshake, .brokerUnavailable, .log:
       nil
     }
   }
 }
 
-/// The actions of one event, each `notify`, `rebase`, `progressed` and `wake` once.
+/// The actions of one event, each `notify`, `rebase`, `progressed` and `turn` once.
 private struct Actions {
   private(set) var list: [ClientAction] = []
 

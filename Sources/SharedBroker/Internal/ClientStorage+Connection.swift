@@ -3,7 +3,7 @@ internal import Logging
 internal import Sharing
 
 /// How a client's connection is reported: its state, who listens, and why the broker refuses
-/// it, kept under the ``ClientStorage``'s lock beside the machine.
+/// it, kept under a lock of the ``ClientStorage``'s.
 struct ConnectionReport {
   /// Why the last security handshake with the broker failed.
   struct HandshakeFailure: Equatable {

@@ -9,10 +9,10 @@ import Foundation
 /// When another process's write arrives, or the broker rejects ours, the pending mutations must
 /// be re-applied on the new confirmed value (a rebase). The machine never decodes a value or runs
 /// a mutation: it hands a due rebase out (``rebaseDue()``: the bytes to decode, the last good
-/// value, the sequences of the mutations to re-apply) and takes the result back
-/// (``rebased(_:)``), which it installs only if nothing changed meanwhile. The storage around it
-/// runs the user's code with no lock held, so a mutation may read shared values, its own key's
-/// included. Other processes' values are decoded lazily, once per batch of updates.
+/// value, the newest confirmed mutation) and takes the result back (``rebased(_:)``). The
+/// mutations themselves live in the key's ``KeySlot``; the machine hears of each one's result
+/// (``record(_:_:)``) from the client's mailbox. Other processes' values are decoded lazily, once
+/// per batch of updates.
 ///
 /// **The phases.** Per connection the key walks `probing → snapshotting → synced`: first it proves
 /// its subscription to the key's topic is in effect (`SYNC`, answered on the PUB socket by
@@ -28,7 +28,7 @@ import Foundation
 /// congestion window: it starts at the maximum, falls to 1 on a rejection (the key is
 /// contended), and grows by one with every applied write. A write's value is encoded outside the
 /// machine: ``flush(id:at:)`` asks for it (``Encode``) and ``encoded(_:_:at:maxValueSize:)``
-/// sends it, if nothing changed meanwhile.
+/// sends it.
 struct KeyMachine {
 
   /// What re-applying the pending mutations on a newer confirmed value needs.
@@ -38,13 +38,14 @@ struct KeyMachine {
     let undecoded: Data?
     /// The last good confirmed value: the base when there is nothing to decode, or it fails.
     let confirmed: KeyValue
-    /// The pending mutations to re-apply, in order: their sequences.
-    let pending: ClosedRange<UInt64>?
-    fileprivate let stamp: Stamp
+    /// The newest mutation the broker confirmed: the ones after it are re-applied, in order.
+    let confirmedThrough: UInt64
 
     /// The result of this rebase, for ``KeyMachine/rebased(_:)``.
-    func result(decoded: Result<KeyValue, any Error>?, local: KeyValue) -> Rebased {
-      Rebased(key: key, decoded: decoded, local: local, stamp: stamp)
+    func result(decoded: Result<KeyValue, any Error>?, local: KeyValue, through: UInt64)
+      -> Rebased
+    {
+      Rebased(key: key, decoded: decoded, local: local, through: through)
     }
   }
 
@@ -55,7 +56,8 @@ struct KeyMachine {
     let decoded: Result<KeyValue, any Error>?
     /// The base with the pending mutations applied.
     let local: KeyValue
-    fileprivate let stamp: Stamp
+    /// The newest mutation `local` includes.
+    let through: UInt64
   }
 
   /// A write to encode outside the machine: the local value, covering the mutations up to
@@ -65,15 +67,6 @@ struct KeyMachine {
     let id: UInt64
     let value: KeyValue
     fileprivate let coversThrough: UInt64
-    /// The machine's generation it was asked in: another event since makes it stale.
-    fileprivate let generation: UInt64
-  }
-
-  /// The machine's state a computation outside it started from: a result that no longer
-  /// applies is dropped.
-  fileprivate struct Stamp: Equatable {
-    let sequence: UInt64
-    let generation: UInt64
   }
 
   /// A write in flight, or one whose outcome is unknown.
@@ -89,6 +82,9 @@ struct KeyMachine {
   let key: String
   /// The key's place in its client's machine.
   let index: Int
+  /// Tells this key's slot from an earlier one of the same key (declared with another value
+  /// type): mail of the earlier one is not for this machine.
+  let epoch: UInt64
   /// This client's id, which tells its own writes from others' on the PUB stream.
   private let clientID: String
   /// How long a question or a refused write waits before it is tried again.
@@ -96,7 +92,8 @@ struct KeyMachine {
   private let maxWindow: Int
 
   private(set) var phase = KeyPhase.idle
-  /// The local value: confirmed + pending, once brought up to date (``rebaseDue()``).
+  /// The local value: confirmed + pending, as the key's slot shows it once brought up to date
+  /// (``rebaseDue()``).
   private(set) var local: KeyValue
   private(set) var loadError: (any Error)?
   private(set) var saveError: (any Error)?
@@ -117,16 +114,11 @@ struct KeyMachine {
   private(set) var instance: String?
   /// `local` is stale: confirmed changed under the pending mutations.
   private(set) var needsRebase = false
-  /// Changes whenever what a rebase or an encoding started from may have changed.
-  private var generation: UInt64 = 0
-  /// Changes whenever the local value does: observers told of an older one ignore it.
-  private(set) var localStamp: UInt64 = 1
-  /// The sequence the next recorded mutation gets; those after `confirmedThrough` are pending.
+  /// The sequence after the newest mutation `local` includes; those after `confirmedThrough`
+  /// are pending.
   private var nextSequence: UInt64 = 1
   /// The newest sequence the broker confirmed.
   private(set) var confirmedThrough: UInt64 = 0
-  /// An encoding was asked for and not answered yet.
-  private var encoding = false
   /// Writes in flight, oldest first. Kept across a lost connection until the next snapshot,
   /// whose `lastWrite` tells which of them the broker applied.
   private var sent: [SentWrite] = []
@@ -144,11 +136,12 @@ struct KeyMachine {
   private var writers = RecentWriters()
 
   init(
-    key: String, index: Int, clientID: String, initialValue: KeyValue, retryInterval: Duration,
-    maxWritesInFlight: Int
+    key: String, index: Int, epoch: UInt64, clientID: String, initialValue: KeyValue,
+    retryInterval: Duration, maxWritesInFlight: Int
   ) {
     self.key = key
     self.index = index
+    self.epoch = epoch
     self.clientID = clientID
     self.retryInterval = retryInterval
     self.maxWindow = maxWritesInFlight
@@ -166,9 +159,6 @@ struct KeyMachine {
   var isSynced: Bool { phase == .synced && hasSnapshot }
   /// The confirmed version, for a `PING`, while in sync.
   var heldVersion: UInt64? { phase == .synced ? version : nil }
-  /// Names the local value a mutation starting now reads (0: it is stale): ``record(_:readAt:)``
-  /// takes it back.
-  var readStamp: UInt64 { needsRebase ? 0 : localStamp }
 
   /// When the key next wants a ``KeyEvent/tick(at:instance:)``, if it waits for one.
   var deadline: ContinuousClock.Instant? {
@@ -186,41 +176,33 @@ struct KeyMachine {
 
   // MARK: - Mutations
 
-  /// Records a mutation of the user's, which made `value` of the local value the caller read
-  /// when ``readStamp`` was `stamp`. It stays pending until confirmed, and its sequence names it
-  /// in rebases. If the local value changed since it was read (another mutation, a rebase), the
-  /// value is not taken: the mutation is re-applied with the others by the next rebase.
-  mutating func record(_ value: KeyValue, readAt stamp: UInt64) -> UInt64 {
-    let sequence = nextSequence
-    if stamp == readStamp, stamp != 0 {
-      local = value
-    } else {
-      needsRebase = true
-    }
-    localStamp += 1
-    nextSequence += 1
-    return sequence
+  /// Hears of the user's mutation `sequence`, which made `value` the slot's local value. It
+  /// stays pending until confirmed. One a rebase already included (its sequence is not after
+  /// the newest one ``local`` includes) is no news. While a rebase is due, the value was
+  /// computed on the old base: the rebase replaces it.
+  mutating func record(_ sequence: UInt64, _ value: KeyValue) {
+    guard sequence >= nextSequence else { return }
+    nextSequence = sequence + 1
+    local = value
   }
 
   // MARK: - Rebases
 
   /// If the confirmed value changed under pending mutations (or new bytes wait to be decoded),
-  /// what bringing the local value up to date needs: the caller decodes and re-applies outside
-  /// the machine and hands the result to ``rebased(_:)``.
+  /// what bringing the local value up to date needs: the caller decodes, re-applies the
+  /// mutations after `confirmedThrough` from the key's slot, and hands the result to
+  /// ``rebased(_:)``.
   func rebaseDue() -> Rebase? {
     guard needsRebase else { return nil }
     return Rebase(
       key: index, undecoded: undecoded ? confirmedData : nil, confirmed: confirmed,
-      pending: hasUnconfirmedWrites ? (confirmedThrough + 1)...(nextSequence - 1) : nil,
-      stamp: Stamp(sequence: nextSequence, generation: generation))
+      confirmedThrough: confirmedThrough)
   }
 
-  /// Takes a rebase's result; returns the local value it replaced, if it changed (a test
-  /// store's assertion starts from it). A result that no longer applies (a mutation was
-  /// recorded, or a newer value confirmed, while it ran) is dropped, and the rebase stays due.
-  mutating func rebased(_ result: Rebased) -> (applied: Bool, replaced: KeyValue?) {
-    guard needsRebase, result.stamp == Stamp(sequence: nextSequence, generation: generation)
-    else { return (false, nil) }
+  /// Takes a rebase's result, which the slot shows already: the local value, including the
+  /// mutations through `through` (some of which the mailbox may not have brought yet).
+  mutating func rebased(_ result: Rebased) {
+    guard needsRebase else { return }
     if let decoded = result.decoded {
       let hadError = loadError != nil
       switch decoded {
@@ -238,32 +220,29 @@ struct KeyMachine {
       if hadError != (loadError != nil) { unnotified = true }
     }
     needsRebase = false
-    localStamp += 1
-    guard result.local != local else { return (true, nil) }
-    defer { local = result.local }
-    unnotified = true
-    return (true, local)
+    nextSequence = max(nextSequence, result.through + 1)
+    if result.local != local { unnotified = true }
+    local = result.local
   }
 
   /// Whether the local value or its errors changed without observers being told; they are
-  /// about to be, with a stamp of its own (observers hear of each stamp once).
+  /// about to be.
   mutating func takeUnnotified() -> Bool {
     guard unnotified else { return false }
     unnotified = false
-    localStamp += 1
     return true
   }
 
   /// Forgets being in sync until the next snapshot, which a ``KeyEvent/reload(at:instance:)``
   /// asks for.
   mutating func markStale() {
+    if hasSnapshot { unnotified = true }
     hasSnapshot = false
   }
 
   // MARK: - Events
 
   mutating func handle(_ event: KeyEvent) -> KeyOutput {
-    generation += 1
     var output = KeyOutput()
     switch event {
     case .connected(let now):
@@ -329,6 +308,8 @@ struct KeyMachine {
       guard case .snapshotting = phase, let instance else { break }
       take(version: version, lastWrite: lastWrite, value: value, writes: writes, instance: instance)
       phase = .synced
+      // Readers show whether the key is loaded: its coming is news to them.
+      if !hasSnapshot { unnotified = true }
       hasSnapshot = true
       staleAnswers = max(0, questions - 1)
       questions = 0
@@ -447,7 +428,7 @@ struct KeyMachine {
 
   /// If a write may go out, asks for the local value's encoding, as the write `id`.
   mutating func flush(id: UInt64, at now: ContinuousClock.Instant) -> Encode? {
-    guard phase == .synced, !encoding, sent.count < window ?? maxWindow, hasUnconfirmedWrites,
+    guard phase == .synced, sent.count < window ?? maxWindow, hasUnconfirmedWrites,
       nextSequence - 1 > sent.last?.coversThrough ?? confirmedThrough
     else { return nil }
     if let retry = retryAfter {
@@ -457,20 +438,17 @@ struct KeyMachine {
     // Computed on an older confirmed value, the local one would undo that value's writes: the
     // write goes out once the rebase is done.
     guard !needsRebase else { return nil }
-    encoding = true
-    return Encode(
-      key: index, id: id, value: local, coversThrough: nextSequence - 1,
-      generation: generation)
+    return Encode(key: index, id: id, value: local, coversThrough: nextSequence - 1)
   }
 
-  /// Takes the encoding ``flush(id:at:)`` asked for: the write to send, if it still applies;
-  /// the id is used unless the answer is `nil` and the encoding no longer applied.
+  /// Takes the encoding ``flush(id:at:)`` asked for, which its owner makes before any other
+  /// event: the write to send, if any; the id is used unless the answer is `nil` and the key
+  /// lost its sync meanwhile.
   mutating func encoded(
     _ request: Encode, _ result: Result<Data, any Error>, at now: ContinuousClock.Instant,
     maxValueSize: UInt64?
   ) -> (send: BrokerMessage?, usedID: Bool, changed: Bool) {
-    encoding = false
-    guard request.generation == generation, phase == .synced else { return (nil, false, false) }
+    guard phase == .synced else { return (nil, false, false) }
     let data: Data
     switch result {
     case .success(let bytes):
