@@ -167,13 +167,12 @@ struct ClientMachine {
     keys[index].rebaseDue()
   }
 
-  /// Takes a rebase's result (``KeyMachine/rebased(_:)``), which the key's slot shows already:
+  /// Takes a rebase's result (``KeyEvent/rebased(_:)``), which the key's slot shows already:
   /// whom to tell, and another turn when writes may go out now.
   mutating func rebased(_ result: KeyMachine.Rebased) -> [ClientAction] {
     let index = result.key
-    keys[index].rebased(result)
     var actions = Actions()
-    if keys[index].takeUnnotified() { actions.append(.notify(index)) }
+    handle(index, .rebased(result), &actions)
     if isConnected, keys[index].hasUnconfirmedWrites { actions.append(.turn) }
     return actions.list
   }
@@ -284,19 +283,10 @@ struct ClientMachine {
   mutating func encoded(
     _ request: KeyMachine.Encode, _ data: Result<Data, any Error>, at now: ContinuousClock.Instant
   ) -> [ClientAction] {
-    let index = request.key
-    let (send, usedID, changed) = keys[index].encoded(
-      request, data, at: now, maxValueSize: maxValueSize)
-    if usedID, request.id == nextWriteID { nextWriteID += 1 }
     var actions = Actions()
-    if changed { actions.append(.notify(index)) }
-    if let send {
-      actions.append(.send(send))
-      actions.append(.progressed)
-    } else if usedID {
-      actions.append(.progressed)
-    }
-    deadlines[index] = keys[index].deadline
+    let output = handle(
+      request.key, .encoded(request, data, at: now, maxValueSize: maxValueSize), &actions)
+    if output.usedID, request.id == nextWriteID { nextWriteID += 1 }
     return actions.list
   }
 
@@ -312,14 +302,10 @@ struct ClientMachine {
         added = true
       case .mutated(let index, let epoch, let sequence, let value):
         guard index < keys.count, keys[index].epoch == epoch else { continue }
-        keys[index].record(sequence, value)
+        handle(index, .mutated(sequence: sequence, value: value), &actions)
       case .reload(let index, let epoch):
         guard index < keys.count, keys[index].epoch == epoch else { continue }
-        keys[index].markStale()
-        if keys[index].takeUnnotified() { actions.append(.notify(index)) }
-        if case .connected(let instance) = connection {
-          handle(index, .reload(at: now, instance: instance), &actions)
-        }
+        handle(index, .reload(at: now, instance: isWelcomed ? brokerInstance : nil), &actions)
       }
     }
     // A new key is not in sync yet.
@@ -374,11 +360,11 @@ struct ClientMachine {
   private mutating func flush(at now: ContinuousClock.Instant, _ actions: inout Actions) {
     guard isConnected else { return }
     for index in keys.indices where keys[index].hasUnconfirmedWrites {
-      guard let request = keys[index].flush(id: nextWriteID, at: now) else { continue }
       // Taken now so that another key's write gets another id; an encoding that no longer
       // applies leaves a gap, which the broker does not mind (ids only need to grow).
-      nextWriteID += 1
-      actions.append(.encode(request))
+      if handle(index, .flush(id: nextWriteID, at: now), &actions).encode != nil {
+        nextWriteID += 1
+      }
     }
   }
 
@@ -468,7 +454,10 @@ struct ClientMachine {
   }
 
   /// Feeds the key at `index` and keeps what it asks for.
-  private mutating func handle(_ index: Int, _ event: KeyEvent, _ actions: inout Actions) {
+  @discardableResult
+  private mutating func handle(_ index: Int, _ event: KeyEvent, _ actions: inout Actions)
+    -> KeyOutput
+  {
     let confirmed = keys[index].confirmedThrough
     let output = keys[index].handle(event)
     deadlines[index] = output.deadline
@@ -478,7 +467,9 @@ struct ClientMachine {
     if output.changed { actions.append(.notify(index)) }
     if output.rebase { actions.append(.rebase(index)) }
     if let message = output.send { actions.append(.send(message)) }
+    if let request = output.encode { actions.append(.encode(request)) }
     if output.progressed { actions.append(.progressed) }
+    return output
   }
 
   /// The DEALER's connection was lost (it may come back to another broker run).

@@ -1,24 +1,29 @@
 import Foundation
 
 /// The mirroring of one key, a part of the ``ClientMachine`` value: no locks, sockets, clocks,
-/// closures or codecs of its own. Events go in (a mutation recorded, a message from the broker,
-/// a connection, the time), and what to do comes out.
+/// closures or codecs of its own. Every change is a ``KeyEvent`` (a mutation, a message from the
+/// broker, a connection, the time, a rebase's or an encoding's result) and every event returns
+/// one ``KeyOutput``: what to send, encode, rebase or tell, and when to come back.
 ///
 /// **The value.** The local value is always "confirmed + pending": the last value the broker
 /// confirmed, with this process's unconfirmed mutations applied on top, so a write shows at once.
 /// When another process's write arrives, or the broker rejects ours, the pending mutations must
 /// be re-applied on the new confirmed value (a rebase). The machine never decodes a value or runs
 /// a mutation: it hands a due rebase out (``rebaseDue()``: the bytes to decode, the last good
-/// value, the newest confirmed mutation) and takes the result back (``rebased(_:)``). The
-/// mutations themselves live in the key's ``KeySlot``; the machine hears of each one's result
-/// (``record(_:_:)``) from the client's mailbox. Other processes' values are decoded lazily, once
+/// value, the newest confirmed mutation) and takes the result back (``KeyEvent/rebased(_:)``).
+/// The mutations themselves live in the key's ``KeySlot``; the machine hears of each one's
+/// result (``KeyEvent/mutated(sequence:value:)``) from the client's mailbox. Other processes' values are decoded lazily, once
 /// per batch of updates.
 ///
 /// **The phases.** Per connection the key walks `probing → snapshotting → synced`: first it proves
 /// its subscription to the key's topic is in effect (`SYNC`, answered on the PUB socket by
 /// `SYNCED`), then asks for its state, so no update can fall between the snapshot and the stream.
 /// To a broker run other than the one that confirmed the value (which may have lost it), the
-/// question offers the confirmed copy (`SEED`) instead of a plain `GET`.
+/// question offers the confirmed copy (`SEED`) instead of a plain `GET`. What only a synced key
+/// needs (its window, when its writes may go out again) is in its phase, ``SyncedState``; the
+/// writes in flight and the answers still owed are not, as they outlive a connection: the next
+/// snapshot's `lastWrite` settles the writes, and answers to questions asked before it are
+/// counted out.
 ///
 /// **The writes.** Only a synced key writes: a compare-and-set covering every mutation not yet
 /// sent, pipelined behind the previous one (`after`), so the broker applies it only on top of
@@ -27,8 +32,8 @@ import Foundation
 /// mutation is applied twice or dropped. The window of writes in flight works like TCP's
 /// congestion window: it starts at the maximum, falls to 1 on a rejection (the key is
 /// contended), and grows by one with every applied write. A write's value is encoded outside the
-/// machine: ``flush(id:at:)`` asks for it (``Encode``) and ``encoded(_:_:at:maxValueSize:)``
-/// sends it.
+/// machine: ``KeyEvent/flush(id:at:)`` asks for it (``Encode``) and
+/// ``KeyEvent/encoded(_:_:at:maxValueSize:)`` sends it.
 struct KeyMachine {
 
   /// What re-applying the pending mutations on a newer confirmed value needs.
@@ -41,7 +46,7 @@ struct KeyMachine {
     /// The newest mutation the broker confirmed: the ones after it are re-applied, in order.
     let confirmedThrough: UInt64
 
-    /// The result of this rebase, for ``KeyMachine/rebased(_:)``.
+    /// The result of this rebase, for ``KeyEvent/rebased(_:)``.
     func result(decoded: Result<KeyValue, any Error>?, local: KeyValue, through: UInt64)
       -> Rebased
     {
@@ -125,9 +130,6 @@ struct KeyMachine {
   /// Writes that were in flight when a broker answered without them: another broker of a
   /// cluster, or a copy of an earlier run adopted later, may still hold them, in id order.
   private var unresolved: [SentWrite] = []
-  /// How many writes may be in flight (`nil`: the maximum).
-  private var window: Int?
-  private var retryAfter: ContinuousClock.Instant?
   /// Questions (`GET`, `SEED`) asked since the key last took a snapshot.
   private var questions = 0
   /// Answers still to come to questions asked before the key last took a snapshot.
@@ -156,9 +158,26 @@ struct KeyMachine {
   /// How many writes await the broker's answer.
   var writesInFlight: Int { sent.count }
   /// In sync with the broker this client is connected to.
-  var isSynced: Bool { phase == .synced && hasSnapshot }
+  var isSynced: Bool { isSyncedPhase && hasSnapshot }
   /// The confirmed version, for a `PING`, while in sync.
-  var heldVersion: UInt64? { phase == .synced ? version : nil }
+  var heldVersion: UInt64? { isSyncedPhase ? version : nil }
+
+  private var isSyncedPhase: Bool {
+    if case .synced = phase { true } else { false }
+  }
+
+  /// Holds the writes back for the retry interval, if the key is synced.
+  private mutating func retryWrites(after now: ContinuousClock.Instant) {
+    let retry = now + retryInterval
+    whileSynced { $0.retryAfter = retry }
+  }
+
+  /// Changes the synced phase's state, if the key is synced.
+  private mutating func whileSynced(_ change: (inout SyncedState) -> Void) {
+    guard case .synced(var state) = phase else { return }
+    change(&state)
+    phase = .synced(state)
+  }
 
   /// When the key next wants a ``KeyEvent/tick(at:instance:)``, if it waits for one.
   var deadline: ContinuousClock.Instant? {
@@ -167,8 +186,8 @@ struct KeyMachine {
       return next
     case .snapshotting(let sent):
       return sent + retryInterval
-    case .synced:
-      return retryAfter
+    case .synced(let state):
+      return state.retryAfter
     case .idle:
       return nil
     }
@@ -180,7 +199,7 @@ struct KeyMachine {
   /// stays pending until confirmed. One a rebase already included (its sequence is not after
   /// the newest one ``local`` includes) is no news. While a rebase is due, the value was
   /// computed on the old base: the rebase replaces it.
-  mutating func record(_ sequence: UInt64, _ value: KeyValue) {
+  private mutating func record(_ sequence: UInt64, _ value: KeyValue) {
     guard sequence >= nextSequence else { return }
     nextSequence = sequence + 1
     local = value
@@ -191,7 +210,7 @@ struct KeyMachine {
   /// If the confirmed value changed under pending mutations (or new bytes wait to be decoded),
   /// what bringing the local value up to date needs: the caller decodes, re-applies the
   /// mutations after `confirmedThrough` from the key's slot, and hands the result to
-  /// ``rebased(_:)``.
+  /// ``KeyEvent/rebased(_:)``.
   func rebaseDue() -> Rebase? {
     guard needsRebase else { return nil }
     return Rebase(
@@ -201,7 +220,7 @@ struct KeyMachine {
 
   /// Takes a rebase's result, which the slot shows already: the local value, including the
   /// mutations through `through` (some of which the mailbox may not have brought yet).
-  mutating func rebased(_ result: Rebased) {
+  private mutating func rebased(_ result: Rebased) {
     guard needsRebase else { return }
     if let decoded = result.decoded {
       let hadError = loadError != nil
@@ -227,17 +246,10 @@ struct KeyMachine {
 
   /// Whether the local value or its errors changed without observers being told; they are
   /// about to be.
-  mutating func takeUnnotified() -> Bool {
+  private mutating func takeUnnotified() -> Bool {
     guard unnotified else { return false }
     unnotified = false
     return true
-  }
-
-  /// Forgets being in sync until the next snapshot, which a ``KeyEvent/reload(at:instance:)``
-  /// asks for.
-  mutating func markStale() {
-    if hasSnapshot { unnotified = true }
-    hasSnapshot = false
   }
 
   // MARK: - Events
@@ -263,9 +275,10 @@ struct KeyMachine {
         phase = .probing(next: now + backoff, backoff: backoff)
       case .snapshotting(let sent) where now - sent >= retryInterval:
         output.send = askForState(at: now, instance: instance)
-      case .synced where retryAfter.map { now >= $0 } ?? false:
+      case .synced(var state) where state.retryAfter.map { now >= $0 } ?? false:
         // Writes may go out again (the flush that follows sends them).
-        retryAfter = nil
+        state.retryAfter = nil
+        phase = .synced(state)
       default:
         break
       }
@@ -273,11 +286,24 @@ struct KeyMachine {
       output = receive(message, at: now, instance: instance)
     case .brokerHolds(let version, let now, let instance):
       // An idle key only: a write in flight learns the version from its answer.
-      if phase == .synced, sent.isEmpty, self.version < version {
+      if isSyncedPhase, sent.isEmpty, self.version < version {
         output.send = askForState(at: now, instance: instance)
       }
     case .reload(let now, let instance):
-      if phase == .synced { output.send = askForState(at: now, instance: instance) }
+      // Not in sync until the next snapshot, so a wait cannot end on the old one.
+      if hasSnapshot { unnotified = true }
+      hasSnapshot = false
+      if isSyncedPhase, let instance { output.send = askForState(at: now, instance: instance) }
+    case .mutated(let sequence, let value):
+      record(sequence, value)
+    case .rebased(let result):
+      rebased(result)
+    case .flush(let id, let now):
+      output.encode = flush(id: id, at: now)
+    case .encoded(let request, let result, let now, let maxValueSize):
+      (output.send, output.usedID) = encoded(
+        request, result, at: now, maxValueSize: maxValueSize)
+      output.progressed = output.send != nil || output.usedID
     }
     output.deadline = deadline
     output.changed = takeUnnotified()
@@ -307,7 +333,7 @@ struct KeyMachine {
       }
       guard case .snapshotting = phase, let instance else { break }
       take(version: version, lastWrite: lastWrite, value: value, writes: writes, instance: instance)
-      phase = .synced
+      phase = .synced(SyncedState())
       // Readers show whether the key is loaded: its coming is news to them.
       if !hasSnapshot { unnotified = true }
       hasSnapshot = true
@@ -323,21 +349,21 @@ struct KeyMachine {
         questions = max(0, questions - 1)
       }
     case .ack(_, let write, let version):
-      guard phase == .synced, settle(write, version: version) else { break }
+      guard isSyncedPhase, settle(write, version: version) else { break }
       writers.record(clientID, write: write)
       output.progressed = true
     case .reject(_, let write, let version, let lastWrite, let value, let writes):
       // The writes behind it are doomed (each is chained to it): their answers are ignored.
-      guard phase == .synced, sent.contains(where: { $0.id == write }), let instance else { break }
-      window = 1
+      guard isSyncedPhase, sent.contains(where: { $0.id == write }), let instance else { break }
+      whileSynced { $0.window = 1 }
       take(version: version, lastWrite: lastWrite, value: value, writes: writes, instance: instance)
       output.progressed = true
     case .error(let code, let text, _, let write?):
-      guard phase == .synced, sent.contains(where: { $0.id == write }) else { break }
+      guard isSyncedPhase, sent.contains(where: { $0.id == write }) else { break }
       // Nothing in flight was applied (a storage failure, or a broker collecting copies after
       // a restart); all of it is retried after the retry interval.
       sent = []
-      retryAfter = now + retryInterval
+      retryWrites(after: now)
       if code != .seeding { refused(code, text) }
       output.progressed = true
     case .update(_, let version, let writer, let write, let value):
@@ -374,7 +400,7 @@ struct KeyMachine {
     // see), or an adopted copy may hold writes of ours that no answer accounted for yet: a
     // snapshot brings the value with its writers.
     if hasSnapshot && version > self.version + 1 || write == 0 && !unresolved.isEmpty {
-      return phase == .synced ? askForState(at: now, instance: instance) : nil
+      return isSyncedPhase ? askForState(at: now, instance: instance) : nil
     }
     if write > 0 { writers.record(writer, write: write) }
     if writer == clientID { acknowledge(applied: write) }
@@ -427,13 +453,14 @@ struct KeyMachine {
   // MARK: - Writes
 
   /// If a write may go out, asks for the local value's encoding, as the write `id`.
-  mutating func flush(id: UInt64, at now: ContinuousClock.Instant) -> Encode? {
-    guard phase == .synced, sent.count < window ?? maxWindow, hasUnconfirmedWrites,
-      nextSequence - 1 > sent.last?.coversThrough ?? confirmedThrough
+  private mutating func flush(id: UInt64, at now: ContinuousClock.Instant) -> Encode? {
+    guard case .synced(var state) = phase, sent.count < state.window ?? maxWindow,
+      hasUnconfirmedWrites, nextSequence - 1 > sent.last?.coversThrough ?? confirmedThrough
     else { return nil }
-    if let retry = retryAfter {
+    if let retry = state.retryAfter {
       guard now >= retry else { return nil }
-      retryAfter = nil
+      state.retryAfter = nil
+      phase = .synced(state)
     }
     // Computed on an older confirmed value, the local one would undo that value's writes: the
     // write goes out once the rebase is done.
@@ -441,14 +468,14 @@ struct KeyMachine {
     return Encode(key: index, id: id, value: local, coversThrough: nextSequence - 1)
   }
 
-  /// Takes the encoding ``flush(id:at:)`` asked for, which its owner makes before any other
+  /// Takes the encoding ``KeyEvent/flush(id:at:)`` asked for, which its owner makes before any other
   /// event: the write to send, if any; the id is used unless the answer is `nil` and the key
   /// lost its sync meanwhile.
-  mutating func encoded(
+  private mutating func encoded(
     _ request: Encode, _ result: Result<Data, any Error>, at now: ContinuousClock.Instant,
     maxValueSize: UInt64?
-  ) -> (send: BrokerMessage?, usedID: Bool, changed: Bool) {
-    guard phase == .synced else { return (nil, false, false) }
+  ) -> (send: BrokerMessage?, usedID: Bool) {
+    guard isSyncedPhase else { return (nil, false) }
     let data: Data
     switch result {
     case .success(let bytes):
@@ -457,15 +484,15 @@ struct KeyMachine {
       failed(
         BrokerError(
           .unencodableValue, key: key, "The value of \"\(key)\" cannot be encoded: \(error)"))
-      retryAfter = now + retryInterval
-      return (nil, false, takeUnnotified())
+      retryWrites(after: now)
+      return (nil, false)
     }
     if let maxValueSize, data.count > maxValueSize {
       // What the broker would answer, without the round trip; retried like its answer.
-      retryAfter = now + retryInterval
+      retryWrites(after: now)
       refused(
         .tooLarge, "value of \(data.count) bytes exceeds the broker's limit of \(maxValueSize)")
-      return (nil, true, takeUnnotified())
+      return (nil, true)
     }
     let previous = sent.last
     let base = previous?.version ?? version
@@ -475,7 +502,7 @@ struct KeyMachine {
         version: base + 1))
     let write = BrokerMessage.write(
       client: clientID, write: request.id, key: key, base: base, value: data, after: previous?.id)
-    return (write, true, takeUnnotified())
+    return (write, true)
   }
 
   /// The broker refused the writes in flight (or would have); they stay pending.
@@ -516,7 +543,12 @@ struct KeyMachine {
     if let newest = unresolved.lastIndex(where: { $0.id < write }) {
       unresolved.removeFirst(newest + 1)
     }
-    if let narrowed = window { window = narrowed + 1 >= maxWindow ? nil : narrowed + 1 }
+    let maxWindow = maxWindow
+    whileSynced { state in
+      if let narrowed = state.window {
+        state.window = narrowed + 1 >= maxWindow ? nil : narrowed + 1
+      }
+    }
     return true
   }
 
@@ -560,14 +592,29 @@ enum KeyEvent {
   case received(BrokerMessage, at: ContinuousClock.Instant, instance: String?)
   /// The broker holds the key at `version` (a `PONG`), which may show updates were dropped.
   case brokerHolds(version: UInt64, at: ContinuousClock.Instant, instance: String)
-  /// Someone asked for a fresh snapshot (an explicit reload, marked by `markStale()`).
-  case reload(at: ContinuousClock.Instant, instance: String)
+  /// Someone asked for a fresh snapshot: not in sync until it comes, and asked for at once
+  /// while connected to the broker run `instance`.
+  case reload(at: ContinuousClock.Instant, instance: String?)
+  /// The user's mutation `sequence` made `value` the key's local value, as its slot shows it.
+  case mutated(sequence: UInt64, value: KeyValue)
+  /// A rebase's result, which the key's slot shows already (``KeyMachine/rebaseDue()``).
+  case rebased(KeyMachine.Rebased)
+  /// Writes may go out, the first as the write `id`: the output asks for an encoding.
+  case flush(id: UInt64, at: ContinuousClock.Instant)
+  /// The encoding the last flush asked for, made before any other event.
+  case encoded(
+    KeyMachine.Encode, Result<Data, any Error>, at: ContinuousClock.Instant,
+    maxValueSize: UInt64?)
 }
 
-/// What the ``ClientMachine`` must do after a ``KeyEvent``.
+/// What the ``ClientMachine`` must do after a ``KeyEvent``: the one shape every event returns.
 struct KeyOutput {
   /// A message for the broker.
   var send: BrokerMessage?
+  /// A write's value to encode, and hand back as ``KeyEvent/encoded(_:_:at:maxValueSize:)``.
+  var encode: KeyMachine.Encode?
+  /// The flush's write id was used (by a write sent, or one refused before sending).
+  var usedID = false
   /// Waiters (for a confirmation, for the sync) may want to look again.
   var progressed = false
   /// When the key next wants a tick, if it waits for one (only events change it).
@@ -578,7 +625,7 @@ struct KeyOutput {
   var rebase = false
 }
 
-/// Where a key stands with the broker, per connection.
+/// Where a key stands with the broker, per connection, with what only that phase needs.
 enum KeyPhase: Equatable {
   /// Not connected: nothing is sent.
   case idle
@@ -586,5 +633,14 @@ enum KeyPhase: Equatable {
   case probing(next: ContinuousClock.Instant, backoff: Duration)
   /// `GET` or `SEED` went out at `sent`; asked again after the retry interval.
   case snapshotting(sent: ContinuousClock.Instant)
-  case synced
+  /// In sync: writes go out.
+  case synced(SyncedState)
+}
+
+/// How a synced key's writes go out; a new sync starts afresh.
+struct SyncedState: Equatable {
+  /// How many writes may be in flight (`nil`: the maximum).
+  var window: Int?
+  /// Writes wait until then: the broker refused the last ones, or would have.
+  var retryAfter: ContinuousClock.Instant?
 }
