@@ -84,6 +84,8 @@ bench: deps
 	  [ ! -f latency-$$tag.dat ] || gnuplot -e "tag='$$tag'" Scripts/latency.gnuplot; done
 	cd Benchmarks && for chart in cluster clients; do \
 	  [ ! -f $$chart.dat ] || gnuplot Scripts/$$chart.gnuplot; done
+	cd Benchmarks && for chart in web durability store-send; do \
+	  [ ! -f $$chart.dat ] || gnuplot -e "chart='$$chart'" Scripts/bars.gnuplot; done
 	/usr/bin/python3 Scripts/headline.py --write
 
 # Instructions per write on the broker path (reader, writer, broker), counted by callgrind:

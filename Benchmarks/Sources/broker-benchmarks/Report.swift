@@ -305,6 +305,14 @@ struct Report {
   }
 
   mutating func durability(with: [Double], without: [Double], etcd: [Double]) {
+    chart(
+      "durability.dat",
+      [
+        "# broker, then µs per confirmed write (median over the runs)",
+        "\"in memory\" \(format(1e6 / median(without)))",
+        "\"--data\" \(format(1e6 / median(with)))",
+        "\"--store etcd\" \(format(1e6 / median(etcd)))",
+      ])
     section(
       "Durability cost",
       [
@@ -320,6 +328,8 @@ struct Report {
           + "Per run (noise): \(spread(zip(with, without).map { $0 / $1 }))×.",
         "With etcd: **\(format(median(etcd) / median(without), 3))×** the in-memory rate. "
           + "Per run (noise): \(spread(zip(etcd, without).map { $0 / $1 }))×.",
+        "",
+        "![µs per confirmed write by broker](durability.png)",
       ])
   }
 
@@ -438,35 +448,69 @@ struct Report {
     func stat(_ path: (Runs.WebFrontRun) -> [Double], _ p: Double) -> [Double] {
       runs.map { Distribution(path($0)).percentile(p) }
     }
-    let (tab50, tab99) = (stat(\.tab, 0.5), stat(\.tab, 0.99))
-    let (terminal50, terminal99) = (stat(\.terminal, 0.5), stat(\.terminal, 0.99))
-    let ratio50 = zip(tab50, terminal50).map { $0 / $1 }
-    let ratio99 = zip(tab99, terminal99).map { $0 / $1 }
+    func row(_ name: String, _ path: (Runs.WebFrontRun) -> [Double]) -> String {
+      let p50 = stat(path, 0.5)
+      return "| \(name) | \(format(median(p50), 2)) ms | \(format(median(stat(path, 0.99)), 2)) ms "
+        + "| \(spread(p50)) |"
+    }
+    /// Per run, a path's p50 and p99 over its baseline's.
+    func ratios(_ path: (Runs.WebFrontRun) -> [Double], over baseline: (Runs.WebFrontRun) -> [Double])
+      -> (p50: [Double], p99: [Double])
+    {
+      (
+        zip(stat(path, 0.5), stat(baseline, 0.5)).map { $0 / $1 },
+        zip(stat(path, 0.99), stat(baseline, 0.99)).map { $0 / $1 }
+      )
+    }
+    func ratioRow(_ name: String, _ ratios: (p50: [Double], p99: [Double])) -> String {
+      "| \(name) | **\(format(median(ratios.p50), 2))×** | **\(format(median(ratios.p99), 2))×** | "
+        + "\(spread(ratios.p50)) |"
+    }
     func verdict(_ ratios: [Double]) -> String { median(ratios) <= 1.5 ? "met" : "not met" }
+    let tab = ratios(\.tab, over: \.terminal)
+    let front = ratios(\.sameOverWebSocket, over: \.sameOverZeroMQ)
+    let paths: [(String, (Runs.WebFrontRun) -> [Double])] = [
+      ("terminal client", \.terminal), ("tab via web", \.tab),
+      ("protocol client", \.sameOverZeroMQ), ("protocol client via web", \.sameOverWebSocket),
+    ]
+    chart(
+      "web.dat",
+      ["# path, then ms for p50 and p99 (medians over the runs)"]
+        + paths.map { name, path in
+          "\"\(name)\" \(format(median(stat(path, 0.5)), 3)) \(format(median(stat(path, 0.99)), 3))"
+        })
     section(
       "Web front",
       [
         "A tap → the new value printed by a terminal `profile --print json` (its output line "
           + "timed as the harness reads it), \(Runs.webTaps) taps \(Runs.webPace) ms apart per "
-          + "path and run: a tab in headless Chromium tapping the page's + button (the page times "
+          + "path and run, all through one broker, one path after the other in each run:",
+        "",
+        "- a tab in headless Chromium tapping the page's + button, through `web` (the page times "
           + "its taps on its wall clock, which Chromium takes from the machine's; read against it "
           + "over loopback, it differed by a median \(format(median(runs.map { abs($0.clockOffset) }) / 1_000, 2)) ms, "
           + "within half the \(format(median(runs.map(\.clockRoundTrip)) / 1_000, 2)) ms round trip of the "
-          + "reading), and, as the baseline, a terminal client in a process of its own making the "
-          + "same mutation as `counter`'s +. Both through one broker (`web` before it for the "
-          + "tab), one after the other in each run:",
+          + "reading), against a terminal client in a process of its own making the same mutation "
+          + "as `counter`'s +;",
+        "- one protocol client (a Python script that waits for each tap's `ACK`) sending the same "
+          + "frames straight to the broker over ZeroMQ, and through `web` over a WebSocket as a "
+          + "tab does: the same client both ways, so the ratio is the front's own cost.",
         "",
         "| path | p50 | p99 | spread of p50 |",
         "|---|---:|---:|---:|",
-        "| terminal client → profile | \(format(median(terminal50), 2)) ms | "
-          + "\(format(median(terminal99), 2)) ms | \(spread(terminal50)) |",
-        "| tab → `web` → profile | \(format(median(tab50), 2)) ms | \(format(median(tab99), 2)) ms "
-          + "| \(spread(tab50)) |",
-        "| ratio | **\(format(median(ratio50), 2))×** | **\(format(median(ratio99), 2))×** | "
-          + "\(spread(ratio50)) |",
+        row("terminal client → profile", \.terminal),
+        row("tab → `web` → profile", \.tab),
+        ratioRow("tab over terminal client", tab),
+        row("protocol client → profile (ZeroMQ)", \.sameOverZeroMQ),
+        row("protocol client → `web` → profile (WebSocket)", \.sameOverWebSocket),
+        ratioRow("WebSocket over ZeroMQ, same client", front),
         "",
-        "Goal: p50 and p99 at most 1.5× the terminal client's: p50 **\(verdict(ratio50))**, "
-          + "p99 **\(verdict(ratio99))**.",
+        "![a tap to the profile by path](web.png)",
+        "",
+        "Goal: p50 and p99 at most 1.5× the terminal client's: p50 **\(verdict(tab.p50))**, "
+          + "p99 **\(verdict(tab.p99))**. Of that, the front's own share, the same client over "
+          + "its WebSocket against over ZeroMQ: p50 **\(verdict(front.p50))**, "
+          + "p99 **\(verdict(front.p99))** at 1.5×.",
         "",
         "CPU per update while \(Runs.webTabs) tabs watch \(Runs.webUpdates) taps of a terminal "
           + "client (4 ms apart; an update per applied write): `web` "
@@ -610,9 +654,12 @@ struct Report {
       "| case | ns per action, p50 | p99 | allocations per action | over the direct call, p50 |",
       "|---|---:|---:|---:|---:|",
     ]
+    var bars = ["# case, then ns per action at p50 and p99"]
     for (name, baseline) in cases {
       let p50 = figure(name, "wallClock", 50) ?? .nan
       let direct = figure(baseline, "wallClock", 50) ?? .nan
+      bars.append(
+        "\"\(name)\" \(format(p50, 0)) \(format(figure(name, "wallClock", 99) ?? .nan, 0))")
       rows.append(
         "| \(name) | \(format(p50, 0)) | \(format(figure(name, "wallClock", 99) ?? .nan, 0)) | "
           + "\(format(figure(name, "mallocCountTotal", 50) ?? .nan, 0)) | "
@@ -623,9 +670,12 @@ struct Report {
       "The last column compares each row with the plain reducer (no `@ObservableState`) called "
         + "directly: the `@ObservableState` rows include what observation adds to the state.",
       "",
+      "![ns per action by case](store-send.png)",
+      "",
       "Goal: a trivial `Store.send` under 500 ns: \(format(trivial, 0)) ns, "
         + "**\(trivial < 500 ? "met" : "not met")**.",
     ]
+    chart("store-send.dat", bars)
     section("Store.send", rows)
   }
 

@@ -7,6 +7,10 @@ extension Runs {
     /// client's (as `counter` taps) in the same run.
     var tab: [Double] = []
     var terminal: [Double] = []
+    /// The same protocol client (a Python script) tapping straight to the broker over ZeroMQ,
+    /// and through the front over a WebSocket as a tab does: the front's own cost.
+    var sameOverZeroMQ: [Double] = []
+    var sameOverWebSocket: [Double] = []
     /// The tab's clock against the machine's, as the page read it, and the round trip that
     /// bounds the reading (µs).
     var clockOffset = 0.0
@@ -28,8 +32,14 @@ extension Runs {
       .appendingPathComponent("../../../Scripts/browser_check.py").standardized.path
   }
 
+  private var protocolTapper: String {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .appendingPathComponent("../../Scripts/protocol_tapper.py").standardized.path
+  }
+
   /// A broker, the web front before it, and a terminal `profile` whose output lines are timed:
-  /// a tab (headless Chromium) taps, then a terminal client taps, each timing its own taps;
+  /// a tab (headless Chromium) taps, then a terminal client taps, then one protocol client
+  /// over ZeroMQ and over the front's WebSocket, each timing its own taps;
   /// then tabs watch while a terminal client writes, for the front's CPU per update and tab.
   func webFront() throws -> WebFrontRun {
     let broker = try BrokerProcess(bin: bin)
@@ -46,19 +56,22 @@ extension Runs {
       "\(bin)/profile", ["--broker", broker.router, "--print", "json"])
     defer { profile.stop() }
     var run = WebFrontRun()
+    let taps = [String(Self.webTaps), String(Self.webPace)]
     let tab = try timedTaps(
-      "/usr/bin/python3",
-      [browserCheck, String(url), "timed", String(Self.webTaps), String(Self.webPace)],
-      profile: profile)
+      "/usr/bin/python3", [browserCheck, String(url), "timed"] + taps, profile: profile)
     run.tab = tab.latencies
     if let check = tab.output.split(separator: "\n").first(where: { $0.hasPrefix("clock offset ") }) {
       let words = check.split(separator: " ")
       run.clockOffset = Double(words[2]) ?? 0
       run.clockRoundTrip = Double(words[5]) ?? 0
     }
-    run.terminal = try timedTaps(
-      selfPath, ["tapper", broker.router, String(Self.webTaps), String(Self.webPace)],
-      profile: profile
+    run.terminal = try timedTaps(selfPath, ["tapper", broker.router] + taps, profile: profile)
+      .latencies
+    run.sameOverZeroMQ = try timedTaps(
+      "/usr/bin/python3", [protocolTapper, "zmq", broker.router] + taps, profile: profile
+    ).latencies
+    run.sameOverWebSocket = try timedTaps(
+      "/usr/bin/python3", [protocolTapper, "ws", String(url)] + taps, profile: profile
     ).latencies
 
     let first = Self.count(in: profile.stamped.last?.line)
