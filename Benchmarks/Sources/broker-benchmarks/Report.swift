@@ -663,7 +663,8 @@ struct Report {
       rows.append(
         "| \(name) | \(format(p50, 0)) | \(format(figure(name, "wallClock", 99) ?? .nan, 0)) | "
           + "\(format(figure(name, "mallocCountTotal", 50) ?? .nan, 0)) | "
-          + (name == baseline ? "—" : "+\(format(p50 - direct, 0)) ns") + " |")
+          + (name == baseline
+            ? "—" : "\(p50 < direct ? "−" : "+")\(format(abs(p50 - direct), 0)) ns") + " |")
     }
     rows += [
       "",
