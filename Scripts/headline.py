@@ -70,17 +70,18 @@ def rows(results: str) -> list[str]:
         "| measure | SharedMirror | against |",
         "|---|---:|---|",
         f"| propagation to 1 reader, p50 | {p50} µs | {against(latency, forwarder, 'p50')} raw "
-        f"libzmq through a forwarder process; {against(latency, codable, 'p50')} the same with "
-        "Codable |",
-        f"| CPU per write, 1 reader | {total} µs | {against(cpu, forwarder, 'total')} raw libzmq; "
-        f"{against(cpu, codable, 'total')} the same with Codable |",
+        f"libzmq through a forwarder process; {against(latency, codable, 'p50')} the same with its "
+        "writer subscribed and the value through Codable |",
+        f"| CPU per write (writer, broker and reader), 1 reader | {total} µs | "
+        f"{against(cpu, forwarder, 'total')} raw libzmq through a forwarder process; "
+        f"{against(cpu, codable, 'total')} the same with its writer subscribed and Codable |",
         f"| 4 counters × 10,000 increments | exactly 40,000 every run: {exact} | {ratio} the time "
         "of 1 counter × 40,000 |",
         f"| confirmed writes with `--data` | {data} writes/s | {data_ratio} the broker in memory |",
         f"| fail-over after a broker SIGKILL, p50 | {failover_p50} | until a write is confirmed "
         "through the other broker |",
         f"| compare-and-set from Python | {cas_rate} increments/s | {cas_ratio} Redis "
-        "(WATCH/MULTI) |",
+        "(WATCH/MULTI), the median of the runs' ratios |",
         f"| a write reaching 8000 clients, p50 | {clients_p50} ms | {clients_ratio} a raw libzmq "
         "forwarder holding as many connections |",
     ]

@@ -55,7 +55,9 @@ enum BrokerBenchmarks {
       throw BenchmarkError("no section \"\(unknown)\": \(sections.joined(separator: ", "))")
     }
     let runner = Runs(bin: bin, selfPath: CommandLine.arguments[0])
-    let command = (["broker-benchmarks"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+    // The binaries' directory is this machine's; the report names what gives it.
+    let command = (["broker-benchmarks", "run", "$(swift build -c release --show-bin-path)"]
+      + CommandLine.arguments.dropFirst(3)).joined(separator: " ")
     var report = Report(
       runs: runs, sections: sections.filter { only.isEmpty || only.contains($0) },
       selected: !only.isEmpty, command: command)
