@@ -396,6 +396,28 @@ extension BrokerMessage {
     return (key, write)
   }
 
+  /// The key, version and write id of an `UPDATE` received on the PUB socket, if `client`
+  /// wrote it, read without decoding the rest: a writer recognizes its own update this way, and
+  /// once its `ACK` came first it has no use for the update.
+  ///
+  /// - Parameters:
+  ///   - frames: A message received on the PUB socket.
+  ///   - client: The id the update must name as its writer.
+  /// - Returns: `nil` for anything else (malformed messages included, left to
+  ///   ``init(published:)`` to report).
+  package static func update(
+    _ frames: [Data], writtenBy client: String
+  ) -> (key: String, version: UInt64, write: UInt64)? {
+    guard frames.count == 6, frames[1] == updateCommand,
+      frames[3].elementsEqual(client.utf8),
+      let key = Frames.key(frames[0]), let version = Frames.number(frames[2]),
+      let write = Frames.number(frames[4])
+    else { return nil }
+    return (key, version, write)
+  }
+
+  private static let updateCommand = Frames.text("UPDATE")
+
   /// Decodes a message received on the PUB socket.
   ///
   /// - Parameter frames: `key UPDATE version client write value`, `key SYNCED client` or

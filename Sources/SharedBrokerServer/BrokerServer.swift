@@ -367,6 +367,8 @@ public final class BrokerServer: Service, Sendable {
       counted: { [self] statistics in counters.withLock { $0 = statistics } },
       report: { [self] report in log(report) })
     var nextReport = Duration.zero
+    // Each request's frames, in one list whose storage every request reuses.
+    var frames: [Data] = []
     // Every socket is polled by its ZMQ_FD, as the clients do: one `ppoll` per wake-up, where
     // `zmq_poll` makes a non-blocking pass first and asks each socket for its events before and
     // after it waits. The descriptor only signals commands nobody took in yet, so a socket used
@@ -425,7 +427,7 @@ public final class BrokerServer: Service, Sendable {
         // Drain what is queued, a bounded batch at a time so a stop request is seen promptly.
         transport.routerTouched = true
         for drained in 0..<1_000 {
-          guard let frames = try router.receive(dontWait: true) else {
+          guard try router.receive(into: &frames, dontWait: true) else {
             transport.routerTouched = false
             break
           }

@@ -206,22 +206,35 @@ public final class Socket {
   /// - Returns: The frames, or `nil` when there was nothing and `dontWait` was set.
   /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
   public func receive(dontWait: Bool = false) throws -> [Data]? {
-    try withUnsafeHandle { handle in
-      var frames: [Data] = []
+    var frames: [Data] = []
+    return try receive(into: &frames, dontWait: dontWait) ? frames : nil
+  }
+
+  /// Receives a multipart message into `frames`, replacing what they held but keeping their
+  /// storage: a loop that reuses one list allocates no array per message.
+  ///
+  /// - Parameters:
+  ///   - frames: Emptied, then the message's frames.
+  ///   - dontWait: Return `false` instead of blocking when nothing is queued.
+  /// - Returns: Whether a message was received (`false` only with `dontWait`).
+  /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
+  public func receive(into frames: inout [Data], dontWait: Bool = false) throws -> Bool {
+    frames.removeAll(keepingCapacity: true)
+    return try withUnsafeHandle { handle in
       var message = zmq_msg_t()
       zmq_msg_init(&message)
       defer { zmq_msg_close(&message) }
       repeat {
         let flags: Int32 = dontWait && frames.isEmpty ? ZMQ_DONTWAIT : 0
         guard try zmqCall("zmq_msg_recv", { zmq_msg_recv(&message, handle, flags) }) != nil else {
-          return nil
+          return false
         }
         // Messages are usually a handful of frames: one allocation rather than one per growth,
         // and none for a receive that finds nothing.
-        if frames.isEmpty { frames.reserveCapacity(8) }
+        if frames.capacity == 0 { frames.reserveCapacity(8) }
         frames.append(Data(bytes: zmq_msg_data(&message), count: zmq_msg_size(&message)))
       } while zmq_msg_more(&message) != 0
-      return frames
+      return true
     }
   }
 }

@@ -277,6 +277,38 @@ import ZeroMQ
     #expect(machine.keys[0].version == 2)
   }
 
+  /// A writer's own update that comes after its ACK changes nothing: the I/O thread may drop it
+  /// undecoded, and fed to the machine all the same, it makes no action. One that comes first,
+  /// another writer's, or one the writer's record does not cover yet is taken in.
+  @Test func anOwnUpdateAfterItsAckIsSettled() {
+    var machine = synced()
+    _ = machine.handle(mutated(1, 1), at: t0)
+    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
+      Issue.record("expected an encoding")
+      return
+    }
+    _ = machine.encoded(request, .success(Data("1".utf8)), at: t0)
+    let own = BrokerMessage.update(
+      key: "k", version: 2, client: "me", write: request.id, value: Data("1".utf8))
+    #expect(!machine.isSettledOwnUpdate(own.frames), "before its ACK, it confirms the write")
+    _ = machine.handle(.reply(.ack(key: "k", write: request.id, version: 2)), at: t0)
+    #expect(machine.isSettledOwnUpdate(own.frames))
+    #expect(machine.handle(.published([own]), at: t0).isEmpty)
+    let other = BrokerMessage.update(
+      key: "k", version: 2, client: "you", write: 1, value: Data("1".utf8))
+    #expect(!machine.isSettledOwnUpdate(other.frames))
+    let later = BrokerMessage.update(
+      key: "k", version: 2, client: "me", write: request.id + 1, value: Data("1".utf8))
+    #expect(!machine.isSettledOwnUpdate(later.frames), "its record would move on")
+    let unknownKey = BrokerMessage.update(
+      key: "j", version: 2, client: "me", write: request.id, value: Data("1".utf8))
+    #expect(!machine.isSettledOwnUpdate(unknownKey.frames))
+    var malformed = own.frames
+    malformed[2] = Data("02".utf8)
+    #expect(!machine.isSettledOwnUpdate(malformed))
+    #expect(!machine.isSettledOwnUpdate(Array(own.frames.dropLast())))
+  }
+
   /// A read or a write answered `seeding` (the broker's seed window) holds the client back
   /// until the broker answers one, or the connection is lost.
   @Test func aSeedingAnswerHoldsWritesBackUntilARequestIsAnswered() {

@@ -56,6 +56,8 @@ final class Simulation {
     var movesToLearned = 0
     /// Connections the broker closed before their handshake ended.
     var failedHandshakes = 0
+    /// A writer's own updates it dropped undecoded, its ACK having settled them.
+    var settledOwnUpdates = 0
     /// Sim time from the end of the faults until every live client held the broker's value.
     var settled = Duration.zero
   }
@@ -266,8 +268,14 @@ final class Simulation {
     case .published(let index, let epoch, let message):
       let client = clients[index]
       guard client.alive, client.subscriberUp, client.subscriberEpoch == epoch else { return }
-      note { "\(client.id.prefix(4)) ⇐ \(message)" }
-      client.driver.handle(.published([message]), at: instant(client), via: transport(client))
+      // Through its frames, as the I/O thread reads it: a settled own update is dropped there.
+      if client.driver.isSettledOwnUpdate(message.frames) {
+        outcome.settledOwnUpdates += 1
+        note { "\(client.id.prefix(4)) ⇐ \(message) (settled, dropped)" }
+      } else {
+        note { "\(client.id.prefix(4)) ⇐ \(message)" }
+        client.driver.handle(.published([message]), at: instant(client), via: transport(client))
+      }
       try turn(client)
     case .wake(let index, let generation):
       let client = clients[index]

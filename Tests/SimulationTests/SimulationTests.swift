@@ -47,7 +47,8 @@ import Testing
       "simulation: \(results.seeds) seeds in \(String(format: "%.1f", seconds)) s "
         + "(\(Int(Double(results.seeds) / seconds)) seeds/s), \(results.events) events, "
         + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts, "
-        + "\(results.failedHandshakes) handshakes closed, "
+        + "\(results.failedHandshakes) handshakes closed, \(results.settledOwnUpdates) own updates "
+        + "dropped undecoded, "
         + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd (\(results.expiredRecords) "
         + "client records expired, etcd judged unavailable \(results.unavailableVerdicts) times, \(results.movesToLearned) moves to a "
         + "broker a client learned of); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
@@ -87,6 +88,7 @@ private struct Summary: Sendable {
   var unavailableVerdicts = 0
   var movesToLearned = 0
   var failedHandshakes = 0
+  var settledOwnUpdates = 0
   var worstSettle = Duration.zero
   var failures: [Simulation.Failure] = []
 
@@ -103,6 +105,7 @@ private struct Summary: Sendable {
       unavailableVerdicts += outcome.unavailableVerdicts
       movesToLearned += outcome.movesToLearned
       failedHandshakes += outcome.failedHandshakes
+      settledOwnUpdates += outcome.settledOwnUpdates
       worstSettle = max(worstSettle, outcome.settled)
     } catch let failure as Simulation.Failure {
       failures.append(failure)
@@ -122,6 +125,7 @@ private struct Summary: Sendable {
     unavailableVerdicts += other.unavailableVerdicts
     movesToLearned += other.movesToLearned
     failedHandshakes += other.failedHandshakes
+    settledOwnUpdates += other.settledOwnUpdates
     worstSettle = max(worstSettle, other.worstSettle)
     failures += other.failures
   }

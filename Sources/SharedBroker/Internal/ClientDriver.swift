@@ -20,17 +20,23 @@ final class ClientDriver {
   /// The mail buffer, swapped with the storage's at every turn to reuse its storage.
   private var mail: [ClientMail] = []
   /// What was last published for waiters.
-  private var published: (brokers: BrokerList, isHeldBack: Bool)
+  private var published: (synced: [Bool], brokers: BrokerList, isHeldBack: Bool)
 
   init(machine: ClientMachine, storage: ClientStorage) {
     self.machine = machine
     self.storage = storage
-    published = (machine.brokers, machine.isHeldBack)
+    published = ([], machine.brokers, machine.isHeldBack)
   }
 
   /// When the machine next wants a turn.
   func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
     machine.deadline(now: now)
+  }
+
+  /// Whether a message from the PUB socket can be dropped undecoded: this client's own update,
+  /// which its `ACK` settled already.
+  func isSettledOwnUpdate(_ frames: [Data]) -> Bool {
+    machine.isSettledOwnUpdate(frames)
   }
 
   /// Feeds an event to the machine and carries out what it asks for, with `transport` for what
@@ -102,15 +108,16 @@ final class ClientDriver {
       }
     }
     tellObservers(notify)
-    if progressed || published.isHeldBack != machine.isHeldBack
-      || published.brokers != machine.brokers
+    // Published only when it changed: a confirmed write changes none of it, and then only
+    // wakes the waiters.
+    if published.isHeldBack != machine.isHeldBack || published.brokers != machine.brokers
+      || !machine.keys.lazy.map(\.isSynced).elementsEqual(published.synced)
     {
-      published = (machine.brokers, machine.isHeldBack)
+      published = (machine.keys.map(\.isSynced), machine.brokers, machine.isHeldBack)
       storage.publish(
-        synced: machine.keys.map(\.isSynced), brokers: machine.brokers,
-        isHeldBack: machine.isHeldBack)
-      if progressed { storage.progress.signal() }
+        synced: published.synced, brokers: published.brokers, isHeldBack: published.isHeldBack)
     }
+    if progressed { storage.progress.signal() }
   }
 
   /// Brings the key at `index` up to date: decodes the newest confirmed value and re-applies

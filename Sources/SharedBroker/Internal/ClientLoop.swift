@@ -26,6 +26,8 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   private let wakeUp: WakeUpSignal?
   /// The messages the SUB socket had waiting, kept to reuse its storage.
   private var published: [BrokerMessage] = []
+  /// The frames of the message received last, kept to reuse their list's storage.
+  private var frames: [Data] = []
 
   init(
     driver: ClientDriver, wakeUp: WakeUpSignal?, configuration: BrokerClient.Configuration,
@@ -130,7 +132,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
     // Cut short after a batch (so the rest of the loop runs): more may be waiting.
     dealerTouched = true
     for _ in 0..<1_000 {
-      guard let frames = try? dealer.receive(dontWait: true) else {
+      guard (try? dealer.receive(into: &frames, dontWait: true)) == true else {
         dealerTouched = false
         return
       }
@@ -184,10 +186,11 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   private func drainPublished() {
     subscriberTouched = true
     for _ in 0..<10_000 {
-      guard let frames = try? subscriber.receive(dontWait: true) else {
+      guard (try? subscriber.receive(into: &frames, dontWait: true)) == true else {
         subscriberTouched = false
         break
       }
+      guard !driver.isSettledOwnUpdate(frames) else { continue }
       // Another client's topic that happens to share our prefix, or noise: not ours.
       guard let message = try? BrokerMessage(published: frames) else { continue }
       published.append(message)

@@ -162,6 +162,16 @@ struct ClientMachine {
     }
   }
 
+  /// Whether a message from the PUB socket is this client's own update that changes nothing
+  /// (see ``KeyMachine/isSettledOwnUpdate(version:write:)``), which its I/O thread drops
+  /// undecoded: a writer gets every one of its writes back from the broker.
+  func isSettledOwnUpdate(_ frames: [Data]) -> Bool {
+    guard let update = BrokerMessage.update(frames, writtenBy: id),
+      let index = indices[update.key]
+    else { return false }
+    return keys[index].isSettledOwnUpdate(version: update.version, write: update.write)
+  }
+
   /// What bringing the key at `index` up to date needs, if anything.
   func rebaseDue(_ index: Int) -> KeyMachine.Rebase? {
     keys[index].rebaseDue()

@@ -218,6 +218,14 @@ struct KeyMachine {
       confirmedThrough: confirmedThrough)
   }
 
+  /// Whether this client's own update of `write` at `version` would change nothing: the key
+  /// holds that version or a newer one, this client is its latest writer at that write or
+  /// later, and nothing waits for the next event (as when the write's `ACK` came first).
+  func isSettledOwnUpdate(version: UInt64, write: UInt64) -> Bool {
+    version <= self.version && !needsRebase && !unnotified
+      && writers.isLatest(clientID, atLeast: write)
+  }
+
   /// Takes a rebase's result, which the slot shows already: the local value, including the
   /// mutations through `through` (some of which the mailbox may not have brought yet).
   private mutating func rebased(_ result: Rebased) {
@@ -367,45 +375,47 @@ struct KeyMachine {
       if code != .seeding { refused(code, text) }
       output.progressed = true
     case .update(_, let version, let writer, let write, let value):
-      output.send = update(
+      (output.send, output.progressed) = update(
         version: version, writer: writer, write: write, value: value, at: now, instance: instance)
-      output.progressed = true
     default:
       break
     }
     return output
   }
 
-  /// An update from the PUB socket; returns the question to ask when versions were skipped.
+  /// An update from the PUB socket; returns the question to ask when versions were skipped, and
+  /// whether anything a waiter looks at changed.
   private mutating func update(
     version: UInt64, writer: String, write: UInt64, value: Data, at now: ContinuousClock.Instant,
     instance: String?
-  ) -> BrokerMessage? {
+  ) -> (ask: BrokerMessage?, progressed: Bool) {
     // Taken only from the run whose snapshot this client holds (an update of another run may
     // arrive first on the SUB socket after a restart).
-    guard let instance, instance == self.instance else { return nil }
+    guard let instance, instance == self.instance else { return (nil, false) }
     // A writer is recorded only with a value that includes its write: a copy offered with the
     // record but not the write would make the writer drop a mutation the broker never got.
+    // Nothing a waiter looks at changes: this is usually a writer's own update after its ACK,
+    // which would otherwise publish and wake every waiter once more per write.
     guard version > self.version else {
       if write > 0 { writers.record(writer, write: write) }
-      return nil
+      return (nil, false)
     }
     // Our own write coming back: its value is the one we encoded, no need to decode it (the
     // same assumption an ACK makes), which keeps the writer's CPU free for readers.
     if writer == clientID, settle(write, version: version) {
       writers.record(writer, write: write)
-      return nil
+      return (nil, true)
     }
     // Updates were dropped (the value would include writes whose writers this client did not
     // see), or an adopted copy may hold writes of ours that no answer accounted for yet: a
     // snapshot brings the value with its writers.
     if hasSnapshot && version > self.version + 1 || write == 0 && !unresolved.isEmpty {
-      return isSyncedPhase ? askForState(at: now, instance: instance) : nil
+      return (isSyncedPhase ? askForState(at: now, instance: instance) : nil, true)
     }
     if write > 0 { writers.record(writer, write: write) }
     if writer == clientID { acknowledge(applied: write) }
     accept(version: version, value: value)
-    return nil
+    return (nil, true)
   }
 
   /// The broker's current state (a snapshot, or the answer to a rejected write). From a run

@@ -28,6 +28,13 @@ struct RecentWriters {
     if entries.count > Self.capacity { entries.removeLast() }
   }
 
+  /// Whether `client` is the latest writer, at `write` or a later one: recording that write
+  /// would change nothing.
+  func isLatest(_ client: String, atLeast write: UInt64) -> Bool {
+    guard let latest = entries.first else { return false }
+    return latest.client == client && latest.write >= write
+  }
+
   /// The writers and their last write ids.
   var writes: [String: UInt64] {
     Dictionary(entries.map { ($0.client, $0.write) }, uniquingKeysWith: max)
