@@ -156,11 +156,11 @@ final class ClientDriver {
   /// Tells the observers of the keys at `indices` of their values and errors, read at once.
   private func tellObservers(_ indices: [Int]) {
     for index in indices {
-      let key = machine.keys[index]
+      let observed = machine.observed(index)
       let told = slots[index].state.withLock { state in
-        state.isLoading = !key.hasSnapshot
-        state.loadError = key.loadError
-        state.saveError = key.saveError
+        state.isLoading = observed.isLoading
+        state.loadError = observed.loadError
+        state.saveError = observed.saveError
         state.stamp += 1
         return KeySlot.Told(value: state.value, stamp: state.stamp, tell: state.tell)
       }

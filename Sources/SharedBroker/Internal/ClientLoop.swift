@@ -26,8 +26,10 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   private let wakeUp: WakeUpSignal?
   /// The messages the SUB socket had waiting, kept to reuse its storage.
   private var published: [BrokerMessage] = []
-  /// The frames of the message received last, kept to reuse their list's storage.
+  /// The frames of the message received last, and of the one sent last, kept to reuse their
+  /// lists' storage.
   private var frames: [Data] = []
+  private var outgoing: [Data] = []
 
   init(
     driver: ClientDriver, wakeUp: WakeUpSignal?, configuration: BrokerClient.Configuration,
@@ -204,8 +206,10 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
 
   func send(_ message: BrokerMessage) -> Bool {
     dealerTouched = true
+    outgoing.removeAll(keepingCapacity: true)
+    message.encode(into: &outgoing)
     do {
-      return try dealer.send(message.frames, dontWait: true)
+      return try dealer.send(outgoing, dontWait: true)
     } catch {
       logger.debug("Could not send to the broker", metadata: ["error": "\(error)"])
       return false

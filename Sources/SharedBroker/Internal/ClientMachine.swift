@@ -162,6 +162,13 @@ struct ClientMachine {
     }
   }
 
+  /// What observers of the key at `index` hear besides its value: whether it is still loading,
+  /// and its errors.
+  func observed(_ index: Int) -> (isLoading: Bool, loadError: (any Error)?, saveError: (any Error)?)
+  {
+    (!keys[index].hasSnapshot, keys[index].loadError, keys[index].saveError)
+  }
+
   /// Whether a message from the PUB socket is this client's own update that changes nothing
   /// (see ``KeyMachine/isSettledOwnUpdate(version:write:)``), which its I/O thread drops
   /// undecoded: a writer gets every one of its writes back from the broker.
