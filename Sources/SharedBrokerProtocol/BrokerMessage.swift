@@ -400,18 +400,19 @@ extension BrokerMessage {
   /// wrote it, read without decoding the rest: a writer recognizes its own update this way, and
   /// once its `ACK` came first it has no use for the update.
   ///
+  /// The key is not checked against the key rules: a caller only drops what it finds, and
+  /// ``init(published:)`` drops a message with an invalid key as well.
+  ///
   /// - Parameters:
   ///   - frames: A message received on the PUB socket.
-  ///   - client: The id the update must name as its writer.
-  /// - Returns: `nil` for anything else (malformed messages included, left to
-  ///   ``init(published:)`` to report).
+  ///   - client: The frame of the id the update must name as its writer.
+  /// - Returns: `nil` for anything else.
   package static func update(
-    _ frames: [Data], writtenBy client: String
+    _ frames: [Data], writtenBy client: Data
   ) -> (key: String, version: UInt64, write: UInt64)? {
-    guard frames.count == 6, frames[1] == updateCommand,
-      frames[3].elementsEqual(client.utf8),
-      let key = Frames.key(frames[0]), let version = Frames.number(frames[2]),
-      let write = Frames.number(frames[4])
+    guard frames.count == 6, frames[3] == client, frames[1] == updateCommand,
+      let version = Frames.number(frames[2]), let write = Frames.number(frames[4]),
+      let key = Frames.text(frames[0])
     else { return nil }
     return (key, version, write)
   }

@@ -30,13 +30,13 @@ final class ClientDriver {
 
   /// When the machine next wants a turn.
   func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
-    machine.deadline(now: now)
+    inPlace { $0.deadline(now: now) }
   }
 
   /// Whether a message from the PUB socket can be dropped undecoded: this client's own update,
   /// which its `ACK` settled already.
   func isSettledOwnUpdate(_ frames: [Data]) -> Bool {
-    machine.isSettledOwnUpdate(frames)
+    inPlace { $0.isSettledOwnUpdate(frames) }
   }
 
   /// Feeds an event to the machine and carries out what it asks for, with `transport` for what
@@ -125,7 +125,7 @@ final class ClientDriver {
   /// meanwhile, and installs the result in the key's slot. A mutation may read shared values
   /// (this key's shows the value before the rebase).
   private func rebase(_ index: Int) -> [ClientAction] {
-    guard let due = machine.rebaseDue(index) else { return [] }
+    guard let due = inPlace({ $0.rebaseDue(index) }) else { return [] }
     let slot = slots[index]
     let decoded = due.undecoded.map { data in Result { try slot.codec.decode(data) } }
     var value = (try? decoded?.get()) ?? due.confirmed
@@ -156,7 +156,7 @@ final class ClientDriver {
   /// Tells the observers of the keys at `indices` of their values and errors, read at once.
   private func tellObservers(_ indices: [Int]) {
     for index in indices {
-      let observed = machine.observed(index)
+      let observed = inPlace { $0.observed(index) }
       let told = slots[index].state.withLock { state in
         state.isLoading = observed.isLoading
         state.loadError = observed.loadError
@@ -166,6 +166,13 @@ final class ClientDriver {
       }
       told.deliver(onlyTheValue: false)
     }
+  }
+
+  /// Reads the machine in place. A call on the machine through this class's property would
+  /// copy it whole first (every array and string in it retained and released), so that it
+  /// stays the same during the call; an `inout` access needs no copy.
+  private func inPlace<R>(_ body: (inout ClientMachine) -> R) -> R {
+    body(&machine)
   }
 
   private func log(_ notice: ClientNotice) {

@@ -32,6 +32,8 @@ struct ClientMachine {
 
   /// This client's id.
   let id: String
+  /// `id` as a frame, to recognize this client's own updates by comparing bytes.
+  private let idFrame: Data
   private let heartbeat: Duration
   private let retryInterval: Duration
   private let missedHeartbeats: Int
@@ -90,6 +92,7 @@ struct ClientMachine {
     missedHeartbeats: Int, maxWritesInFlight: Int, now: ContinuousClock.Instant
   ) {
     self.id = id
+    idFrame = Frames.text(id)
     self.brokers = brokers
     handshakes = HandshakeHistory(usesCurve: usesCurve)
     self.heartbeat = heartbeat
@@ -173,7 +176,7 @@ struct ClientMachine {
   /// (see ``KeyMachine/isSettledOwnUpdate(version:write:)``), which its I/O thread drops
   /// undecoded: a writer gets every one of its writes back from the broker.
   func isSettledOwnUpdate(_ frames: [Data]) -> Bool {
-    guard let update = BrokerMessage.update(frames, writtenBy: id),
+    guard let update = BrokerMessage.update(frames, writtenBy: idFrame),
       let index = indices[update.key]
     else { return false }
     return keys[index].isSettledOwnUpdate(version: update.version, write: update.write)
