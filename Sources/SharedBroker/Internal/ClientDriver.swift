@@ -20,12 +20,12 @@ final class ClientDriver {
   /// The mail buffer, swapped with the storage's at every turn to reuse its storage.
   private var mail: [ClientMail] = []
   /// What was last published for waiters.
-  private var published: (synced: [Bool], brokers: BrokerList, isHeldBack: Bool)
+  private var published: (brokers: BrokerList, isHeldBack: Bool)
 
   init(machine: ClientMachine, storage: ClientStorage) {
     self.machine = machine
     self.storage = storage
-    published = ([], machine.brokers, machine.isHeldBack)
+    published = (machine.brokers, machine.isHeldBack)
   }
 
   /// When the machine next wants a turn.
@@ -108,16 +108,15 @@ final class ClientDriver {
       }
     }
     tellObservers(notify)
-    // Published only when it changed: a confirmed write changes none of it, and then only
-    // wakes the waiters.
-    if published.isHeldBack != machine.isHeldBack || published.brokers != machine.brokers
-      || !machine.keys.lazy.map(\.isSynced).elementsEqual(published.synced)
+    if progressed || published.isHeldBack != machine.isHeldBack
+      || published.brokers != machine.brokers
     {
-      published = (machine.keys.map(\.isSynced), machine.brokers, machine.isHeldBack)
+      published = (machine.brokers, machine.isHeldBack)
       storage.publish(
-        synced: published.synced, brokers: published.brokers, isHeldBack: published.isHeldBack)
+        synced: machine.keys.map(\.isSynced), brokers: machine.brokers,
+        isHeldBack: machine.isHeldBack)
+      if progressed { storage.progress.signal() }
     }
-    if progressed { storage.progress.signal() }
   }
 
   /// Brings the key at `index` up to date: decodes the newest confirmed value and re-applies
