@@ -66,8 +66,8 @@ def check_rules(endpoint):
     # Keys of their own, so the checks run again on the same broker.
     k, seeded = f"k-{uuid.uuid4()}", f"seeded-{uuid.uuid4()}"
     dealer = connection()
-    welcome = request(dealer, "HELLO", "3", client)
-    expect(welcome[0] == b"WELCOME" and welcome[1] == b"3", "HELLO 3 is welcome", welcome)
+    welcome = request(dealer, "HELLO", "4", client)
+    expect(welcome[0] == b"WELCOME" and welcome[1] == b"4", "HELLO 4 is welcome", welcome)
     instance = welcome[2]
     reply = request(dealer, "GET", "someone-else", k)
     expect(reply[:2] == [b"ERROR", b"bad-request"], "requests name the client of the HELLO", reply)
@@ -94,7 +94,7 @@ def check_rules(endpoint):
     # A copy of a key this broker never had, from an earlier instance, is adopted and published.
     sub = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
-    sub.setsockopt(zmq.SUBSCRIBE, seeded.encode())
+    sub.setsockopt(zmq.SUBSCRIBE, seeded.encode() + b"\0")
     sub.connect(publisher_of(welcome, endpoint))
     wait_for_subscription(dealer, sub, client, seeded)
     reply = request(dealer, "SEED", client, seeded, "0-earlier", 7, '{"count":7}', "gone", 3)
@@ -140,14 +140,14 @@ def main():
     dealer.setsockopt(zmq.LINGER, 0)
     dealer.connect(endpoint)
 
-    welcome = request(dealer, "HELLO", "3", client)
+    welcome = request(dealer, "HELLO", "4", client)
     assert welcome[0] == b"WELCOME", welcome
     publisher = publisher_of(welcome, endpoint)
 
     # Subscribe, prove the subscription works (SYNC -> SYNCED), then take a snapshot.
     sub = context.socket(zmq.SUB)
     sub.setsockopt(zmq.LINGER, 0)
-    sub.setsockopt(zmq.SUBSCRIBE, key.encode())
+    sub.setsockopt(zmq.SUBSCRIBE, key.encode() + b"\0")
     sub.connect(publisher)
     wait_for_subscription(dealer, sub, client, key)
 

@@ -57,7 +57,7 @@ def broker_worker(endpoint, increments, start, results):
     dealer = context.socket(zmq.DEALER)
     dealer.setsockopt(zmq.LINGER, 0)
     dealer.connect(endpoint)
-    assert request(dealer, "HELLO", "3", client)[0] == b"WELCOME"
+    assert request(dealer, "HELLO", "4", client)[0] == b"WELCOME"
     snapshot = request(dealer, "GET", client, "cas")
     assert snapshot[0] == b"SNAPSHOT", snapshot
     version, value = int(snapshot[2]), snapshot[4]
@@ -131,7 +131,7 @@ def broker_value(endpoint):
     dealer.setsockopt(zmq.LINGER, 0)
     dealer.connect(endpoint)
     client = f"cas-check-{uuid.uuid4()}"
-    request(dealer, "HELLO", "3", client)
+    request(dealer, "HELLO", "4", client)
     snapshot = request(dealer, "GET", client, "cas")
     context.destroy(linger=0)
     return json.loads(snapshot[4])["count"]

@@ -55,7 +55,7 @@ def main():
     way = ZeroMQ(sys.argv[2]) if sys.argv[1] == "zmq" else WebSocket(sys.argv[2])
     taps, pace = int(sys.argv[3]), int(sys.argv[4]) / 1000
     client = f"tapper-{uuid.uuid4()}"
-    reply = way.request(["HELLO", "3", client])
+    reply = way.request(["HELLO", "4", client])
     if reply[0] != "WELCOME":
         sys.exit(f"HELLO: {reply}")
     while True:

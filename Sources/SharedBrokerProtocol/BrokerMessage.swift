@@ -3,10 +3,10 @@ public import Foundation
 /// One message of the wire protocol, as documented in PROTOCOL.md.
 ///
 /// Requests travel from a client's DEALER to the broker's ROUTER; replies come back the same
-/// way; updates go out on the broker's PUB socket with the key as the topic frame.
+/// way; updates go out on the broker's PUB socket with the key and a NUL as the topic frame.
 public enum BrokerMessage: Equatable, Sendable {
   // MARK: Requests
-  /// `HELLO 3 client`: announces a client on this connection, which every `SYNC`, `GET`, `SEED`
+  /// `HELLO 4 client`: announces a client on this connection, which every `SYNC`, `GET`, `SEED`
   /// and `WRITE` needs first; answered by ``welcome(instance:publisher:maxValueSize:brokers:)``.
   case hello(client: String)
   /// `PING [key version]...`: liveness check, with the versions the client holds; answered by
@@ -92,6 +92,9 @@ public enum BrokerErrorCode: String, Sendable {
   case seeding = "seeding"
   /// The broker cannot reach its cluster's shared store: use another broker of the cluster.
   case unavailable = "unavailable"
+  /// The client's CURVE key may not do this: the key is outside its permissions, the client id
+  /// belongs to another client key, or its key is no longer on the broker's allow-list.
+  case forbidden = "forbidden"
 }
 
 /// A key and a version, as `PING` and `PONG` list them.
@@ -110,11 +113,16 @@ public struct KeyVersion: Equatable, Sendable {
 
 extension BrokerMessage {
   /// The protocol version this build speaks.
-  public static let protocolVersion = "3"
+  public static let protocolVersion = "4"
 
   /// The topic of ``brokers(_:)``: its first byte is a control character, which no key has, so
   /// no key's subscription receives it.
   public static let brokersTopic = "\u{1}brokers"
+
+  /// The topic a key's ``update(key:version:client:write:value:)`` and
+  /// ``synced(key:client:)`` are published on: the key's bytes and a NUL, so that subscribing
+  /// to it receives that key alone (ZeroMQ matches topics by prefix).
+  public static func topic(of key: String) -> Data { Frames.topic(key) }
 
   /// How many of a key's most recent writers a client's copy and a broker's entry remember:
   /// enough for any write whose `ACK` a restart or a move may have lost.
@@ -226,14 +234,14 @@ extension BrokerMessage {
         out.number(write)
       }
     case .update(let key, let version, let client, let write, let value):
-      out.text(key)
+      out.topic(key)
       out.text("UPDATE")
       out.number(version)
       out.text(client)
       out.number(write)
       out.bytes(value)
     case .synced(let key, let client):
-      out.text(key)
+      out.topic(key)
       out.text("SYNCED")
       out.text(client)
     case .brokers(let brokers):
@@ -412,7 +420,7 @@ extension BrokerMessage {
   ) -> (key: String, version: UInt64, write: UInt64)? {
     guard frames.count == 6, frames[3] == client, frames[1] == updateCommand,
       let version = Frames.number(frames[2]), let write = Frames.number(frames[4]),
-      let key = Frames.text(frames[0])
+      frames[0].last == 0, let key = Frames.text(frames[0].dropLast())
     else { return nil }
     return (key, version, write)
   }
@@ -421,7 +429,7 @@ extension BrokerMessage {
 
   /// Decodes a message received on the PUB socket.
   ///
-  /// - Parameter frames: `key UPDATE version client write value`, `key SYNCED client` or
+  /// - Parameter frames: `key\0 UPDATE version client write value`, `key\0 SYNCED client` or
   ///   `\u{1}brokers BROKERS [broker]...`.
   /// - Throws: ``BrokerProtocolError``.
   public init(published frames: [Data]) throws(BrokerProtocolError) {
@@ -437,7 +445,7 @@ extension BrokerMessage {
       self = .brokers(brokers)
       return
     }
-    guard frames.count >= 2, let key = Frames.key(frames[0]) else { throw .invalidKey }
+    guard frames.count >= 2, let key = Frames.key(topic: frames[0]) else { throw .invalidKey }
     switch Frames.text(frames[1]) {
     case "UPDATE":
       guard frames.count == 6, let version = Frames.number(frames[2]),

@@ -7,6 +7,7 @@ struct FrameAppender {
   mutating func text(_ text: String) { frames.append(Frames.text(text)) }
   mutating func number(_ number: UInt64) { frames.append(Frames.number(number)) }
   mutating func bytes(_ bytes: Data) { frames.append(bytes) }
+  mutating func topic(_ key: String) { frames.append(Frames.topic(key)) }
 
   /// Key and version pairs, two frames each.
   mutating func pairs(_ pairs: [KeyVersion]) {

@@ -56,6 +56,20 @@ package enum Frames {
     }
   }
 
+  /// The topic a key's messages are published on: its bytes and a NUL. No key has a NUL, so a
+  /// subscription to a topic receives that key's messages and no other key's.
+  package static func topic(_ key: String) -> Data {
+    var frame = text(key)
+    frame.append(0)
+    return frame
+  }
+
+  /// The key of a topic frame (see ``topic(_:)``), read as ``key(_:)`` reads a key.
+  package static func key(topic frame: Data) -> String? {
+    guard frame.last == 0 else { return nil }
+    return key(frame.dropLast())
+  }
+
   /// Keys are 1 to 256 bytes of UTF-8 without control characters.
   package static func key(_ frame: Data) -> String? {
     guard (1...256).contains(frame.count), let key = text(frame),

@@ -36,17 +36,28 @@ public struct BrokerConfiguration: Sendable {
   public struct CurveSecurity: Sendable {
     /// The broker's secret key (Z85).
     public var secretKey: String
+    /// The client public keys (Z85) allowed to connect, and what each may read and write.
+    public var allowList: AllowList
     /// The client public keys (Z85) allowed to connect.
-    public var allowedClientKeys: Set<String>
+    public var allowedClientKeys: Set<String> { Set(allowList.entries.keys) }
 
     /// Creates the settings.
     ///
     /// - Parameters:
     ///   - secretKey: The broker's secret key (Z85).
+    ///   - allowList: The client public keys (Z85) to admit, and their permissions.
+    public init(secretKey: String, allowList: AllowList) {
+      self.secretKey = secretKey
+      self.allowList = allowList
+    }
+
+    /// Creates settings that admit these client keys to every key.
+    ///
+    /// - Parameters:
+    ///   - secretKey: The broker's secret key (Z85).
     ///   - allowedClientKeys: The client public keys (Z85) to admit.
     public init(secretKey: String, allowedClientKeys: Set<String>) {
-      self.secretKey = secretKey
-      self.allowedClientKeys = allowedClientKeys
+      self.init(secretKey: secretKey, allowList: AllowList(allowing: allowedClientKeys))
     }
   }
 
@@ -146,6 +157,9 @@ public struct BrokerStatistics: Equatable, Sendable {
   public var keys = 0
   /// Connections refused by the CURVE allow-list.
   public var deniedClients = 0
+  /// Requests answered `forbidden`: a key outside the client's permissions, a client id that
+  /// belongs to another client key, or a key no longer on the allow-list.
+  public var forbidden = 0
   /// Clients the broker knows (heard from within the client timeout, or found in its data): it
   /// keeps their exactly-once records, so a client gone for a moment writes on where it left.
   public var clients = 0

@@ -42,6 +42,12 @@ public final class BrokerServer: Service, Sendable {
   /// The store shared with the other brokers of a cluster, if any.
   private let cluster: (any BrokerCluster)?
   private let phase = Mutex<Phase>(.idle)
+  /// The allow-list in force (`nil` without CURVE): the ZAP handler reads it for each new
+  /// connection, ``reloadAllowList(_:)`` replaces it.
+  private let allowList: Mutex<AllowList?>
+  /// A reloaded allow-list the broker thread has yet to take, and whether it takes anything
+  /// from a key that had it.
+  private let pendingAllowList = Mutex<(list: AllowList, narrows: Bool)?>(nil)
   private let stopRequested = Atomic<Bool>(false)
   private let counters = Mutex(BrokerStatistics())
   /// The statistics as swift-metrics, reported from the broker thread every `reportInterval`
@@ -78,6 +84,7 @@ public final class BrokerServer: Service, Sendable {
     logger: Logger = Logger(label: "broker"), clock: any Clock<Duration> = ContinuousClock()
   ) {
     self.configuration = configuration
+    self.allowList = Mutex(configuration.curve?.allowList)
     self.cluster = cluster
     self.logger = logger
     self.elapsed = Self.stopwatch(clock)
@@ -214,6 +221,32 @@ public final class BrokerServer: Service, Sendable {
     configuration.advertised(bound: router, hostName: ProcessInfo.processInfo.hostName)
   }
 
+  /// Replaces the CURVE allow-list (the broker's `SIGHUP`), without dropping any client whose key
+  /// is still on it. A removed key's connections are answered `forbidden` from their next
+  /// request on, and new connections with it are denied. When a key loses a permission, every
+  /// subscriber's connection is shut down: each one reconnects at once and is granted its
+  /// subscriptions anew, under the new list, and catches up on what it missed meanwhile as
+  /// after any gap (PROTOCOL.md).
+  ///
+  /// - Returns: What changed, or `nil` for a broker without CURVE (which has no list).
+  @discardableResult
+  public func reloadAllowList(_ list: AllowList) -> AllowListChanges? {
+    let changes: AllowListChanges? = allowList.withLock { current in
+      guard let old = current else { return nil }
+      current = list
+      return list.changes(from: old)
+    }
+    guard let changes, !changes.isEmpty else { return changes }
+    let narrows = !changes.removed.isEmpty || !changes.changed.isEmpty
+    pendingAllowList.withLock { pending in
+      pending = (list, narrows || pending?.narrows == true)
+    }
+    phase.withLock { phase in
+      if case .running(_, let wake, _) = phase { wake.signal() }
+    }
+    return changes
+  }
+
   /// Stops serving and waits for the thread to close its sockets. Safe to call more than once.
   public func stop() {
     let thread: IOThread? = phase.withLock { phase in
@@ -265,7 +298,9 @@ public final class BrokerServer: Service, Sendable {
     } catch {
       throw BrokerStartError.bind(.listen, configuration.listen, error)
     }
-    let publisher = try Socket(context: context, type: .pub)
+    // An XPUB whose subscriptions the broker grants itself, by the subscriber's permissions.
+    let publisher = try Socket(context: context, type: .xpub)
+    try publisher.set(.xpubManual, 1)
     try secure(publisher)
     // Per subscriber, and before bind: libzmq copies it into each connection's pipe.
     try publisher.set(.sendHighWaterMark, Int32(clamping: configuration.maxQueuedUpdates))
@@ -300,7 +335,7 @@ public final class BrokerServer: Service, Sendable {
     let mechanism = String(decoding: request[5], as: UTF8.self)
     let key = request.count >= 7 ? CurveKeyPair.encode(Array(request[6])) : ""
     let allowed =
-      mechanism == "CURVE" && configuration.curve?.allowedClientKeys.contains(key) == true
+      mechanism == "CURVE" && allowList.withLock { $0?.entries[key] != nil }
     if !allowed {
       core.deniedClient()
       logger.warning(
@@ -313,6 +348,36 @@ public final class BrokerServer: Service, Sendable {
       Data((allowed ? "OK" : "client key not allowed").utf8), Data((allowed ? key : "").utf8),
       Data(),
     ])
+  }
+
+  /// Grants or withdraws every waiting subscription (the XPUB is manual): a subscriber gets the
+  /// topics its key's permissions allow (see ``KeyPermissions``), none once its key is off the
+  /// list. Stops at an empty receive, which leaves the socket's descriptor armed.
+  private func grantSubscriptions(_ publisher: Socket, _ core: BrokerCore) {
+    var frames: [Data] = []
+    var clientKey: String?
+    while (try? publisher.receive(into: &frames, userID: &clientKey, dontWait: true)) == true {
+      guard frames.count == 1, let kind = frames[0].first, kind <= 1 else { continue }
+      let permissions: KeyPermissions? =
+        if let list = core.machine.allowList { clientKey.flatMap { list.entries[$0] } } else {
+          .all
+        }
+      guard let permissions else { continue }
+      for topic in permissions.topics(granting: Array(frames[0].dropFirst())) {
+        try? publisher.set(kind == 1 ? .subscribe : .unsubscribe, topic)
+      }
+    }
+  }
+
+  /// Takes a reloaded allow-list; if it took a permission from a key, shuts down every
+  /// subscriber's connection, so that each is granted its subscriptions anew.
+  private func takeAllowList(_ core: BrokerCore, _ budget: ConnectionBudget) {
+    guard let (list, narrows) = pendingAllowList.withLock({ $0.take() }) else { return }
+    core.setAllowList(list)
+    guard narrows else { return }
+    for descriptor in budget.open(on: .publisher) {
+      shutdown(Int32(bitPattern: descriptor), Int32(SHUT_RDWR))
+    }
   }
 
   /// Counts the connections `listener` took in and lost, until no event is left, and shuts
@@ -369,6 +434,9 @@ public final class BrokerServer: Service, Sendable {
     var nextReport = Duration.zero
     // Each request's frames, in one list whose storage every request reuses.
     var frames: [Data] = []
+    // With CURVE, the public key of each request's connection.
+    let curve = configuration.curve != nil
+    var clientKey: String?
     // Every socket is polled by its ZMQ_FD, as the clients do: one `ppoll` per wake-up, where
     // `zmq_poll` makes a non-blocking pass first and asks each socket for its events before and
     // after it waits. The descriptor only signals commands nobody took in yet, so a socket used
@@ -398,18 +466,24 @@ public final class BrokerServer: Service, Sendable {
     // The ZAP socket and the monitor are only ever drained to empty, so their descriptors stay
     // armed after this.
     if let zap { authenticate(zap, core) }
+    grantSubscriptions(publisher, core)
     core.rejectedConnections(0, capacity: budget.clients)
     countConnections(monitor, .router, &budget, core, at: elapsed())
     countConnections(publisherMonitor, .publisher, &budget, core, at: elapsed())
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
+        if transport.publisherTouched {
+          transport.publisherTouched = false
+          grantSubscriptions(publisher, core)
+        }
         let routerWaiting = transport.routerTouched && router.hasInput
         let ready = try poller.poll(timeout: routerWaiting ? .zero : core.machine.tickInterval)
         if ready.contains(wakeIndex) {
           wake.clear()
+          takeAllowList(core, budget)
           core.takeStoreEvents()
         }
-        if ready.contains(publisherIndex) { _ = try? publisher.get(.events) }
+        if ready.contains(publisherIndex) { grantSubscriptions(publisher, core) }
         if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap, core) }
         if ready.contains(monitorIndex) {
           countConnections(monitor, .router, &budget, core, at: elapsed())
@@ -427,14 +501,19 @@ public final class BrokerServer: Service, Sendable {
         // Drain what is queued, a bounded batch at a time so a stop request is seen promptly.
         transport.routerTouched = true
         for drained in 0..<1_000 {
-          guard try router.receive(into: &frames, dontWait: true) else {
+          let received =
+            curve
+            ? try router.receive(into: &frames, userID: &clientKey, dontWait: true)
+            : try router.receive(into: &frames, dontWait: true)
+          guard received else {
             transport.routerTouched = false
             break
           }
           // The first request of a wake-up arrived by `now`, read just before: one clock read
           // (a generic clock's, about 280 instructions) fewer per request at a light load.
           core.receive(
-            frames.dropFirst(), from: frames.first ?? Data(), at: drained == 0 ? now : elapsed())
+            frames.dropFirst(), from: frames.first ?? Data(), clientKey: clientKey,
+            at: drained == 0 ? now : elapsed())
         }
       } catch let error as ZMQError where error.isContextTerminated {
         return
@@ -476,6 +555,9 @@ private final class SocketTransport: BrokerTransport {
   let publisher: Socket
   /// The ROUTER was used since it last said it had nothing (see the serving loop).
   var routerTouched = true
+  /// The XPUB sent since its subscriptions were last taken: a send takes in libzmq's pending
+  /// commands, subscriptions among them, without its descriptor signalling them.
+  var publisherTouched = false
   /// The frames of the message being sent, kept between messages with their capacity.
   private var frames: [Data] = []
 
@@ -489,7 +571,10 @@ private final class SocketTransport: BrokerTransport {
     return send(message, on: router, after: peer).map { $0 - peer.count }
   }
 
-  func publish(_ message: BrokerMessage) -> Int? { send(message, on: publisher) }
+  func publish(_ message: BrokerMessage) -> Int? {
+    publisherTouched = true
+    return send(message, on: publisher)
+  }
 
   /// Sends a message after `first` (a ROUTER's identity): the bytes sent, or `nil` if it could
   /// not be queued. Its frames go into one list kept for every message.

@@ -219,6 +219,29 @@ public final class Socket {
   /// - Returns: Whether a message was received (`false` only with `dontWait`).
   /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
   public func receive(into frames: inout [Data], dontWait: Bool = false) throws -> Bool {
+    var userID: String?
+    return try receive(into: &frames, userID: nil, &userID, dontWait: dontWait)
+  }
+
+  /// Receives a multipart message into `frames`, as ``receive(into:dontWait:)`` does, and the
+  /// `User-Id` its connection's authentication (a ZAP handler) gave it: for a CURVE server, the
+  /// client's public key as the handler answered it.
+  ///
+  /// - Parameters:
+  ///   - frames: Emptied, then the message's frames.
+  ///   - userID: The message's `User-Id`, or `nil` when its connection has none.
+  ///   - dontWait: Return `false` instead of blocking when nothing is queued.
+  /// - Returns: Whether a message was received (`false` only with `dontWait`).
+  /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
+  public func receive(
+    into frames: inout [Data], userID: inout String?, dontWait: Bool = false
+  ) throws -> Bool {
+    try receive(into: &frames, userID: "User-Id", &userID, dontWait: dontWait)
+  }
+
+  private func receive(
+    into frames: inout [Data], userID property: String?, _ userID: inout String?, dontWait: Bool
+  ) throws -> Bool {
     frames.removeAll(keepingCapacity: true)
     return try withUnsafeHandle { handle in
       var message = zmq_msg_t()
@@ -233,6 +256,11 @@ public final class Socket {
         // and none for a receive that finds nothing.
         if frames.capacity == 0 { frames.reserveCapacity(8) }
         frames.append(Data(bytes: zmq_msg_data(&message), count: zmq_msg_size(&message)))
+        // A ROUTER makes the identity frame itself, without the connection's metadata: the
+        // first frame that has it says.
+        if let property, frames.count == 1 || userID == nil {
+          userID = zmq_msg_gets(&message, property).map { String(cString: $0) }
+        }
       } while zmq_msg_more(&message) != 0
       return true
     }

@@ -33,6 +33,10 @@ extension SocketOption where Value == Int32 {
   public static var routerMandatory: Self { Self(code: ZMQ_ROUTER_MANDATORY) }
   /// Act as a CURVE server (1).
   public static var curveServer: Self { Self(code: ZMQ_CURVE_SERVER) }
+  /// An XPUB hands its owner every subscription and unsubscription (1) and applies none
+  /// itself: the owner applies what it grants with ``subscribe`` and ``unsubscribe``, which act
+  /// on the connection the last received (un)subscription came from.
+  public static var xpubManual: Self { Self(code: ZMQ_XPUB_MANUAL) }
   /// How long a blocking receive waits, in milliseconds (-1: forever).
   public static var receiveTimeout: Self { Self(code: ZMQ_RCVTIMEO) }
   /// How long a blocking send waits, in milliseconds (-1: forever).
@@ -50,7 +54,8 @@ extension SocketOption where Value == Int64 {
 }
 
 extension SocketOption where Value == [UInt8] {
-  /// Subscribes a SUB socket to a topic prefix.
+  /// Subscribes a SUB socket to a topic prefix (on a manual XPUB: the connection whose
+  /// subscription was received last).
   public static var subscribe: Self { Self(code: ZMQ_SUBSCRIBE) }
   /// Removes a subscription.
   public static var unsubscribe: Self { Self(code: ZMQ_UNSUBSCRIBE) }

@@ -27,7 +27,8 @@ struct Broker: AsyncParsableCommand {
       Clients connect a DEALER to --listen and a SUB to the next port (see PROTOCOL.md). \
       With --data, every accepted write is logged before it is acknowledged, so a restart \
       (even after SIGKILL) loses no confirmed write. With --curve-secret-file and \
-      --allow-keys, every connection is encrypted and only listed client keys get in. \
+      --allow-keys, every connection is encrypted and only listed client keys get in, each \
+      limited to the keys its line names (read=PATTERNS, write=PATTERNS; SIGHUP reloads the file). \
       With --store etcd://HOST:PORT[,HOST:PORT...], several brokers share their keys through \
       etcd; a client given one of them learns the others (each registers --advertise) and \
       moves to another when its own fails.
@@ -134,7 +135,10 @@ struct Broker: AsyncParsableCommand {
   @Option(help: "File holding the broker's CURVE secret key (Z85); enables encryption.")
   var curveSecretFile: String?
 
-  @Option(help: "File listing the client public keys (Z85, one per line) allowed in.")
+  @Option(
+    help: ArgumentHelp(
+      "File listing the client public keys allowed in, one a line: PUBLIC_KEY [read=PATTERNS] [write=PATTERNS] (* matches any run of characters; SIGHUP reads it again).",
+      valueName: "file"))
   var allowKeys: String?
 
   func validate() throws {
@@ -203,22 +207,50 @@ struct Broker: AsyncParsableCommand {
       throw ValidationError("Cannot use --curve-secret-file \(error).")
     }
     do {
-      let lines = try CurveKeyPair.text(ofKeyFile: allowKeys).split(
-        separator: "\n", omittingEmptySubsequences: false)
-      var keys: Set<String> = []
-      for (number, line) in lines.enumerated() {
-        let key = line.trimmingCharacters(in: .whitespaces)
-        guard !key.isEmpty, !key.hasPrefix("#") else { continue }
-        guard (try? CurveKeyPair.decode(key)) != nil else {
-          throw CurveKeyFileError(
-            path: allowKeys,
-            reason: "line \(number + 1) is not a CURVE public key (40 Z85 characters)")
-        }
-        keys.insert(key)
-      }
-      return BrokerConfiguration.CurveSecurity(secretKey: secret, allowedClientKeys: keys)
+      return BrokerConfiguration.CurveSecurity(
+        secretKey: secret, allowList: try Self.allowList(at: allowKeys))
     } catch {
       throw ValidationError("Cannot use --allow-keys \(error).")
+    }
+  }
+
+  /// Reads an allow-list file; the error names the file, and the line for one that does not parse.
+  static func allowList(at path: String) throws -> AllowList {
+    let text = try CurveKeyPair.text(ofKeyFile: path)
+    do {
+      return try AllowList(parsing: text)
+    } catch {
+      throw CurveKeyFileError(path: path, reason: error.description)
+    }
+  }
+
+  /// Reads the allow-list again on every `SIGHUP` and hands it to the broker, logging what
+  /// changed; a file that does not parse leaves the list in force, with an error in the log.
+  private static func reloadAllowList(
+    from path: String, into server: BrokerServer, _ signals: UnixSignalsSequence,
+    logger: Logger
+  ) async {
+    for await _ in signals {
+      let list: AllowList
+      do {
+        list = try allowList(at: path)
+      } catch {
+        logger.error(
+          "Kept the allow-list in force: the file does not parse",
+          metadata: ["file": "\(path)", "error": "\(error)"])
+        continue
+      }
+      guard let changes = server.reloadAllowList(list) else { continue }
+      logger.info(
+        "Reloaded the allow-list",
+        metadata: [
+          "file": "\(path)", "keys": "\(list.entries.count)",
+          "added": "\(changes.added)", "removed": "\(changes.removed)",
+          "changed": "\(changes.changed)",
+        ])
+      if list.entries.isEmpty {
+        logger.warning("The CURVE allow-list is empty: every client will be denied")
+      }
     }
   }
 
@@ -228,6 +260,8 @@ struct Broker: AsyncParsableCommand {
     // Trapped before anything binds: a SIGTERM right after "Broker listening" stops the broker
     // gracefully, where the service group would trap it only once it runs.
     let stopSignals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+    // Trapped too, whether or not there is an allow-list to reload: a SIGHUP must not kill it.
+    let reloadSignals = await UnixSignalsSequence(trapping: .sighup)
     let level = Logger.Level(rawValue: logLevel) ?? .info
     LoggingSystem.bootstrap { label in
       var handler = StreamLogHandler.standardOutput(label: label)
@@ -298,6 +332,16 @@ struct Broker: AsyncParsableCommand {
     try await withThrowingDiscardingTaskGroup { tasks in
       tasks.addTask {
         for await _ in stopSignals { await group.triggerGracefulShutdown() }
+      }
+      tasks.addTask { [allowKeys] in
+        if let allowKeys {
+          await Self.reloadAllowList(
+            from: allowKeys, into: server, reloadSignals, logger: logger)
+        } else {
+          for await _ in reloadSignals {
+            logger.info("SIGHUP: nothing to reload (no --allow-keys)")
+          }
+        }
       }
       try await group.run()
       tasks.cancelAll()

@@ -139,7 +139,7 @@ final class TabRelay: @unchecked Sendable {
     }
     // A key's updates must flow before the broker answers its SYNC.
     if let key = Self.key(of: request), subscribed.insert(key).inserted {
-      try subscriber.set(.subscribe, Array(key.utf8))
+      try subscriber.set(.subscribe, Array(BrokerMessage.topic(of: key)))
     }
     _ = try dealer.send(request.frames, dontWait: true)
   }

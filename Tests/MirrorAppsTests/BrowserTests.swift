@@ -220,7 +220,7 @@ struct BrowserTests {
       sockets = []
       for tab in range(4):
           socket = websocket.create_connection(page.replace("http", "ws") + "/ws", origin=page)
-          socket.send(json.dumps({"request": ["HELLO", "3", f"closing-{tab}"]}))
+          socket.send(json.dumps({"request": ["HELLO", "4", f"closing-{tab}"]}))
           assert "WELCOME" in socket.recv()
           sockets.append(socket)
       print(f"open {settle(8)}")

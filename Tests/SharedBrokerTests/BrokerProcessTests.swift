@@ -135,7 +135,7 @@ struct BrokerProcessTests {
       let stalled = try Socket(context: context, type: .sub)
       defer { stalled.close() }
       try stalled.set(.receiveHighWaterMark, 1)
-      try stalled.set(.subscribe, Array("k".utf8))
+      try stalled.set(.subscribe, Array(BrokerMessage.topic(of: "k")))
       try stalled.set(.receiveTimeout, 100)
       try stalled.connect(publisher)
       let writer = try RawClient(router, hello: "w")

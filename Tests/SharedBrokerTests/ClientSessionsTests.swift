@@ -12,8 +12,8 @@ import Testing
   @Test func aConnectionKeepsTheClientItSaidHelloAsLast() {
     var sessions = ClientSessions(timeout: .seconds(2))
     let peer = Data("connection".utf8)
-    sessions.heard(from: "first", peer: peer, at: .zero)
-    sessions.heard(from: "second", peer: peer, at: .seconds(2))
+    sessions.heard(from: "first", peer: peer, owner: nil, at: .zero)
+    sessions.heard(from: "second", peer: peer, owner: nil, at: .seconds(2))
     #expect(sessions.expire(at: .seconds(3)) == ["first"])
     #expect(sessions.heard(fromPeer: peer, at: .seconds(3)) == "second")
   }

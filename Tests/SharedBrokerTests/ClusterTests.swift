@@ -144,7 +144,7 @@ struct ClusterTests {
       let subscriber = try Socket(context: context, type: .sub)
       defer { subscriber.close() }
       try subscriber.set(.receiveTimeout, 10_000)
-      try subscriber.set(.subscribe, Array("cut".utf8))
+      try subscriber.set(.subscribe, Array(BrokerMessage.topic(of: "cut")))
       try subscriber.connect(publisher2)
       let syncing = try RawClient(router2, hello: "watcher")
       var synced = false

@@ -142,9 +142,13 @@ final class SimulatedBroker {
   /// What the outbox could not decode, if anything.
   var undecodable: String? { outbox.undecodable }
 
-  /// What one request makes the broker send, in order.
-  func receive(_ frames: [Data], from peer: Data, at now: Duration) -> [Sent] {
-    core.receive(frames[...], from: peer, at: now)
+  /// The CURVE key `client`'s id belongs to, as the broker knows it.
+  func owner(of client: String) -> String? { core.machine.owner(of: client) }
+
+  /// What one request from a connection with the CURVE key `clientKey` makes the broker send, in
+  /// order.
+  func receive(_ frames: [Data], from peer: Data, clientKey: String, at now: Duration) -> [Sent] {
+    core.receive(frames[...], from: peer, clientKey: clientKey, at: now)
     return outbox.take()
   }
 

@@ -23,6 +23,8 @@ final class SimulatedClient {
     let requested = Mutex(false)
   }
   var alive = true
+  /// Its CURVE public key, as the brokers' allow-list names it.
+  var key: String { "key-\(index)" }
   /// The DEALER's connection: up or not, its ROUTER identity, and an epoch that changes with
   /// every connection, so a message sent on an old one is not delivered on a new one.
   var dealerUp = false

@@ -58,6 +58,8 @@ final class Simulation {
     var failedHandshakes = 0
     /// A writer's own updates it dropped undecoded, its ACK having settled them.
     var settledOwnUpdates = 0
+    /// `HELLO`s with a live client's id from another key, each refused.
+    var impostorsRefused = 0
     /// Sim time from the end of the faults until every live client held the broker's value.
     var settled = Duration.zero
   }
@@ -68,6 +70,8 @@ final class Simulation {
     case published(client: Int, epoch: Int, BrokerMessage)
     case wake(client: Int, generation: Int)
     case mutate(client: Int, key: Int)
+    /// Another client key says `HELLO` with the client's id to a broker that knows whose it is.
+    case impostor(client: Int)
     case dealerConnects(client: Int)
     case subscriberConnects(client: Int)
     case subscriptionTakesEffect(client: Int, epoch: Int)
@@ -252,7 +256,8 @@ final class Simulation {
         client.dealerEpoch == epoch
       else { return }
       note { "broker\(number) ← \(client.id.prefix(4)): \(describe(frames))" }
-      let sent = broker.receive(frames, from: client.peer, at: now - brokerStarted[number])
+      let sent = broker.receive(
+        frames, from: client.peer, clientKey: client.key, at: now - brokerStarted[number])
       if frames.first == Data("PING".utf8),
         !sent.contains(where: { if case .reply(client.peer, _) = $0 { true } else { false } })
       {
@@ -277,6 +282,8 @@ final class Simulation {
         client.driver.handle(.published([message]), at: instant(client), via: transport(client))
       }
       try turn(client)
+    case .impostor(let index):
+      try impersonate(clients[index])
     case .wake(let index, let generation):
       let client = clients[index]
       guard client.alive, client.wakeGeneration == generation else { return }
@@ -452,6 +459,7 @@ final class Simulation {
         schedule(at: random.duration(now, activeFor), .mutate(client: index, key: key))
       }
     }
+    if random.chance(0.5) { schedule(at: random.duration(now, activeFor), .impostor(client: index)) }
   }
 
   private func instant(_ client: SimulatedClient) -> ContinuousClock.Instant {
@@ -541,6 +549,28 @@ final class Simulation {
 
   /// Carries out what broker `number` sends: replies to its connections, publications to its
   /// subscribers, and commits to etcd.
+  /// A `HELLO` with `client`'s id from another key, to a broker that knows whose id it is (its
+  /// own client, or one another broker of the cluster recorded): it must be refused, and change
+  /// nothing. A broker that does not know the id (restarted in memory, or not told yet) would
+  /// give it away, which SECURITY.md says.
+  private func impersonate(_ client: SimulatedClient) throws {
+    let knowing = brokers.indices.filter { brokers[$0]?.owner(of: client.id) == client.key }
+    guard client.alive, let number = knowing.randomElement(using: &random),
+      let broker = brokers[number]
+    else { return }
+    let peer = Data("impostor-\(client.index)".utf8)
+    let sent = broker.receive(
+      BrokerMessage.hello(client: client.id).frames, from: peer, clientKey: "impostor",
+      at: now - brokerStarted[number])
+    guard sent.count == 1, case .reply(peer, .error(.forbidden, _, nil, nil)) = sent[0],
+      broker.owner(of: client.id) == client.key
+    else {
+      throw failure("broker\(number) let another key say HELLO as \(client.id): \(sent)")
+    }
+    note { "broker\(number) refused an impostor of \(client.id.prefix(4))" }
+    outcome.impostorsRefused += 1
+  }
+
   private func carryOut(_ actions: [SimulatedBroker.Sent], from number: Int) throws {
     if let undecodable = brokers[number]?.undecodable {
       throw failure("broker\(number) sent \(undecodable)")

@@ -48,7 +48,7 @@ import Testing
         + "(\(Int(Double(results.seeds) / seconds)) seeds/s), \(results.events) events, "
         + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts, "
         + "\(results.failedHandshakes) handshakes closed, \(results.settledOwnUpdates) own updates "
-        + "dropped undecoded, "
+        + "dropped undecoded, \(results.impostorsRefused) HELLOs with another key's client id refused, "
         + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd (\(results.expiredRecords) "
         + "client records expired, etcd judged unavailable \(results.unavailableVerdicts) times, \(results.movesToLearned) moves to a "
         + "broker a client learned of); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
@@ -89,6 +89,7 @@ private struct Summary: Sendable {
   var movesToLearned = 0
   var failedHandshakes = 0
   var settledOwnUpdates = 0
+  var impostorsRefused = 0
   var worstSettle = Duration.zero
   var failures: [Simulation.Failure] = []
 
@@ -106,6 +107,7 @@ private struct Summary: Sendable {
       movesToLearned += outcome.movesToLearned
       failedHandshakes += outcome.failedHandshakes
       settledOwnUpdates += outcome.settledOwnUpdates
+      impostorsRefused += outcome.impostorsRefused
       worstSettle = max(worstSettle, outcome.settled)
     } catch let failure as Simulation.Failure {
       failures.append(failure)
@@ -126,6 +128,7 @@ private struct Summary: Sendable {
     movesToLearned += other.movesToLearned
     failedHandshakes += other.failedHandshakes
     settledOwnUpdates += other.settledOwnUpdates
+    impostorsRefused += other.impostorsRefused
     worstSettle = max(worstSettle, other.worstSettle)
     failures += other.failures
   }

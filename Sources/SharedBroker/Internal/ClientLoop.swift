@@ -193,7 +193,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
         break
       }
       guard !driver.isSettledOwnUpdate(frames) else { continue }
-      // Another client's topic that happens to share our prefix, or noise: not ours.
+      // Noise: not a message of the protocol.
       guard let message = try? BrokerMessage(published: frames) else { continue }
       published.append(message)
     }
@@ -217,7 +217,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   }
 
   func subscribe(to key: String) {
-    try? subscriber.set(.subscribe, Array(key.utf8))
+    try? subscriber.set(.subscribe, Array(BrokerMessage.topic(of: key)))
     subscriberTouched = true
   }
 }

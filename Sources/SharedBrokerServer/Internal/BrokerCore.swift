@@ -60,10 +60,18 @@ final class BrokerCore {
     return statistics
   }
 
-  /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`.
-  func receive(_ frames: ArraySlice<Data>, from peer: Data, at now: Duration) {
+  /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`,
+  /// whose CURVE public key is `clientKey` (`nil` without CURVE).
+  func receive(
+    _ frames: ArraySlice<Data>, from peer: Data, clientKey: String? = nil, at now: Duration
+  ) {
     traffic.bytesReceived += frames.byteCount
-    perform(machine.receive(frames, from: peer, at: now))
+    perform(machine.receive(frames, from: peer, clientKey: clientKey, at: now))
+  }
+
+  /// Takes a new allow-list: its rules hold from the next request on.
+  func setAllowList(_ allowList: AllowList) {
+    machine.setAllowList(allowList)
   }
 
   /// The time passed: silent clients are forgotten, unanswered commits sent again.

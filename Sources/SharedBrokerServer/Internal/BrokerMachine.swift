@@ -109,6 +109,8 @@ struct BrokerMachine {
   static let unavailableMessage = "this broker cannot reach its cluster's store (etcd)"
 
   var sessions: ClientSessions
+  /// Who may do what, by CURVE public key; `nil` without CURVE, where every client may do all.
+  private(set) var allowList: AllowList?
   var replies = ConnectionReplies()
   /// Each key's place in `states`. A key is never removed (one deleted from a cluster's store
   /// keeps its emptied state), so a place stays valid: a request hashes its key once.
@@ -133,6 +135,9 @@ struct BrokerMachine {
   /// In a cluster, when other brokers last heard from each client (wall-clock milliseconds), as
   /// they record it in the store: a client is alive while any broker hears it.
   private(set) var heardElsewhere: [String: Int64] = [:]
+  /// In a cluster, the CURVE key each client id belongs to, as other brokers record it: an id
+  /// is refused to any other key on every broker of the cluster.
+  private(set) var ownersElsewhere: [String: String] = [:]
   /// In a cluster, how far each other broker run's record of whom it heard reaches (wall-clock
   /// milliseconds): hearings after that may exist that this broker does not know of yet.
   private(set) var recordedThrough: [String: Int64] = [:]
@@ -165,6 +170,7 @@ struct BrokerMachine {
     self.publisherEndpoint = publisherEndpoint
     advertised = configuration.advertise
     sessions = ClientSessions(timeout: configuration.clientTimeout)
+    allowList = configuration.curve?.allowList
     // In key order, not the dictionaries' (which differs between processes): the simulation's
     // runs repeat exactly.
     for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
@@ -214,10 +220,18 @@ struct BrokerMachine {
     return [advertised] + members.filter { $0 != advertised }
   }
 
+  /// Takes a new allow-list (the file was read again): its rules hold from the next request on.
+  mutating func setAllowList(_ allowList: AllowList) {
+    self.allowList = allowList
+  }
+
   /// Learns whom other brokers of the cluster heard from, by broker run.
   mutating func heard(_ records: [String: HeardRecord]) {
     for (run, record) in records {
       heardElsewhere.merge(record.clients, uniquingKeysWith: max)
+      for (client, owner) in record.owners ?? [:] where ownersElsewhere[client] == nil {
+        ownersElsewhere[client] = owner
+      }
       recordedThrough[run] = max(recordedThrough[run] ?? record.asOf, record.asOf)
     }
   }
@@ -268,9 +282,13 @@ struct BrokerMachine {
       }
       let cutoff = forgettingCutoff
       heardElsewhere = heardElsewhere.filter { $0.value >= cutoff }
+      ownersElsewhere = ownersElsewhere.filter { heardElsewhere[$0.key] != nil }
       // Recorded even when empty: the record says how far this broker's hearings are known.
       let heard = sessions.lastHeard().mapValues { startedAt + $0.milliseconds }
-      actions.append(.recordHeard(HeardRecord(asOf: wallClock, clients: heard)))
+      let owners = sessions.owners()
+      actions.append(
+        .recordHeard(
+          HeardRecord(asOf: wallClock, clients: heard, owners: owners.isEmpty ? nil : owners)))
     }
     guard !retries.isEmpty else { return actions }
     // In the keys' order of arrival, not the dictionary's (which differs between processes):
@@ -282,22 +300,23 @@ struct BrokerMachine {
     return actions
   }
 
-  /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`.
-  mutating func receive(_ frames: ArraySlice<Data>, from peer: Data, at now: Duration)
-    -> [Action]
-  {
+  /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`,
+  /// whose CURVE public key is `clientKey` (`nil` without CURVE).
+  mutating func receive(
+    _ frames: ArraySlice<Data>, from peer: Data, clientKey: String? = nil, at now: Duration
+  ) -> [Action] {
     // The log's requests are answered without tickets: its driver must answer every commit
     // before it hands the machine the next request.
     assert(backend == .cluster || flights.isEmpty, "a log commit is still unanswered")
     var actions: [Action] = []
     // A write's publication and answer: growing the list from empty would allocate twice.
     actions.reserveCapacity(2)
-    handle(frames, from: peer, at: now, into: &actions)
+    handle(frames, from: peer, clientKey: clientKey, at: now, into: &actions)
     return actions
   }
 
   private mutating func handle(
-    _ frames: ArraySlice<Data>, from peer: Data, at now: Duration,
+    _ frames: ArraySlice<Data>, from peer: Data, clientKey: String?, at now: Duration,
     into actions: inout [Action]
   ) {
     statistics.requests += 1
@@ -319,6 +338,36 @@ struct BrokerMachine {
     case .write: statistics.writes += 1
     case .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced, .brokers: break
     }
+    let written: (key: String, write: UInt64)? =
+      if case .write(_, let write, let key, _, _, _) = request { (key, write) } else { nil }
+    func refuse(_ code: BrokerErrorCode, _ message: String) {
+      if code == .forbidden { statistics.forbidden += 1 }
+      replies.reply(
+        .error(code: code, message: message, key: written?.key, write: written?.write), to: peer,
+        into: &actions)
+    }
+    // A question about a key names it, with write 0 (no write), as the seed window's answers do.
+    func forbid(question key: String, _ message: String) {
+      statistics.forbidden += 1
+      replies.reply(
+        .error(code: .forbidden, message: message, key: key, write: 0), to: peer, into: &actions)
+    }
+    var permissions = KeyPermissions.all
+    if let allowList {
+      // The key was on the list when it connected; a reload may have removed it since.
+      guard let clientKey, let granted = allowList.entries[clientKey] else {
+        refuse(.forbidden, "this client's key is no longer on the broker's allow-list")
+        return
+      }
+      permissions = granted
+    }
+    // Whether or not the cluster's store answers: the id is not this key's to use anywhere.
+    if case .hello(let client) = request, let clientKey, let owner = owner(of: client),
+      owner != clientKey
+    {
+      refuse(.forbidden, "client id \"\(client)\" belongs to another client key")
+      return
+    }
     // A broker cut from its cluster's store can neither apply writes nor vouch for its values:
     // clients hear so and move to another broker of the cluster.
     if !available, request.isHelloOrPing {
@@ -335,7 +384,7 @@ struct BrokerMachine {
     }
     switch request {
     case .hello(let client):
-      sessions.heard(from: client, peer: peer, at: now)
+      sessions.heard(from: client, peer: peer, owner: clientKey, at: now)
       statistics.clients = sessions.count
       replies.reply(
         .welcome(
@@ -361,13 +410,6 @@ struct BrokerMachine {
         into: &actions)
       return
     }
-    let written: (key: String, write: UInt64)? =
-      if case .write(_, let write, let key, _, _, _) = request { (key, write) } else { nil }
-    func refuse(_ code: BrokerErrorCode, _ message: String) {
-      replies.reply(
-        .error(code: code, message: message, key: written?.key, write: written?.write), to: peer,
-        into: &actions)
-    }
     guard let hello = sessions.heard(fromPeer: peer, at: now) else {
       statistics.withoutHello += 1
       refuse(
@@ -381,6 +423,26 @@ struct BrokerMachine {
       statistics.malformed += 1
       refuse(.badRequest, "client \"\(client)\" is not the one this connection said HELLO as")
       return
+    }
+    switch request {
+    case .sync(_, let key), .get(_, let key):
+      guard permissions.mayRead(key) else {
+        forbid(question: key, "key \"\(key)\" is not readable with this client's key")
+        return
+      }
+    case .seed(_, let key, _, _, _, _):
+      // An adopted copy becomes the key's value: offering one is writing.
+      guard permissions.mayWrite(key) else {
+        forbid(question: key, "key \"\(key)\" is not writable with this client's key")
+        return
+      }
+    case .write(_, _, let key, _, _, _):
+      guard permissions.mayWrite(key) else {
+        refuse(.forbidden, "key \"\(key)\" is not writable with this client's key")
+        return
+      }
+    default:
+      break
     }
     switch request {
     case .sync(let client, let key):
@@ -425,6 +487,12 @@ struct BrokerMachine {
       statistics.unknownCommands += 1
       refuse(.unknownCommand, "not a request")
     }
+  }
+
+  /// The CURVE key `client`'s id belongs to, as this broker knows it (from its own sessions, or
+  /// from the cluster's records of whom the other brokers heard).
+  func owner(of client: String) -> String? {
+    sessions.owner(of: client) ?? ownersElsewhere[client]
   }
 
   /// The cluster's revision of the key as the broker holds it (0: none).

@@ -27,6 +27,7 @@ final class BrokerMetrics: Sendable {
       (\.invalidKeys, rejected("invalid_key")), (\.oversized, rejected("too_large")),
       (\.withoutHello, rejected("hello_first")), (\.seedingRefusals, rejected("seeding")),
       (\.storageErrors, rejected("storage")), (\.unavailable, rejected("unavailable")),
+      (\.forbidden, rejected("forbidden")),
       (\.writesApplied, counter("writes_applied")), (\.writesRejected, counter("writes_rejected")),
       (\.bytesReceived, counter("received_bytes")), (\.bytesSent, counter("sent_bytes")),
       (\.answersDropped, counter("answers_dropped")), (\.seedsAdopted, counter("seeds_adopted")),

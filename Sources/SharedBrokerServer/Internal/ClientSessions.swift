@@ -11,6 +11,8 @@ struct ClientSessions {
   private struct Session {
     var lastHeard: Duration
     var peer: Data?
+    /// The CURVE key that first said `HELLO` with the client's id: the id is its key's alone.
+    var owner: String?
   }
 
   /// How long a client may stay silent.
@@ -38,10 +40,12 @@ struct ClientSessions {
     }
   }
 
-  /// Records a `HELLO` from `client` over the connection `peer`.
-  mutating func heard(from client: String, peer: Data, at now: Duration) {
+  /// Records a `HELLO` from `client` over the connection `peer`, whose CURVE key is `owner`
+  /// (`nil` without CURVE); the client's first key stays its owner.
+  mutating func heard(from client: String, peer: Data, owner: String?, at now: Duration) {
     settleLatest()
-    let previous = sessions.updateValue(Session(lastHeard: now, peer: peer), forKey: client)
+    let previous = sessions.updateValue(
+      Session(lastHeard: now, peer: peer, owner: sessions[client]?.owner ?? owner), forKey: client)
     if let old = previous?.peer, old != peer, clientOfPeer[old] == client {
       clientOfPeer[old] = nil
     }
@@ -69,6 +73,12 @@ struct ClientSessions {
     sessions[latest.client]?.lastHeard = latest.heard
     self.latest = nil
   }
+
+  /// The CURVE key `client`'s id belongs to, if it is known and said `HELLO` with one.
+  func owner(of client: String) -> String? { sessions[client]?.owner }
+
+  /// The CURVE key of every known client that said `HELLO` with one.
+  func owners() -> [String: String] { sessions.compactMapValues(\.owner) }
 
   /// When `client` was last heard from, if it is known.
   func lastHeard(_ client: String) -> Duration? {

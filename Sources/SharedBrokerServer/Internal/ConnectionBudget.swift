@@ -42,6 +42,9 @@ struct ConnectionBudget {
   /// Connections kept open on `listener`.
   func kept(_ listener: Listener) -> Int { open[listener]!.subtracting(refusing).count }
 
+  /// The descriptors of the connections open on `listener`.
+  func open(on listener: Listener) -> Set<UInt32> { open[listener]! }
+
   /// A connection (its descriptor) was accepted on `listener` at `now`.
   mutating func accepted(_ descriptor: UInt32, on listener: Listener, at now: Duration)
     -> Decision

@@ -9,10 +9,14 @@ struct HeardRecord: Codable, Equatable {
   var asOf: Int64
   /// When each client was last heard from, in wall-clock milliseconds.
   var clients: [String: Int64]
+  /// The CURVE key each client's id belongs to (those that said `HELLO` with one), so that
+  /// every broker of the cluster refuses the id to other keys; absent without CURVE.
+  var owners: [String: String]?
 
-  init(asOf: Int64, clients: [String: Int64]) {
+  init(asOf: Int64, clients: [String: Int64], owners: [String: String]? = nil) {
     self.asOf = asOf
     self.clients = clients
+    self.owners = owners
   }
 
   /// Decodes a record, or the plain client map that brokers wrote before records said when they

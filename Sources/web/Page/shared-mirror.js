@@ -5,7 +5,7 @@
 // lost connection or a broker restart (a snapshot's lastWrite says whether a write in flight was
 // applied), and a broker that lost its data gets the tab's confirmed copy back (SEED).
 
-const PROTOCOL_VERSION = "3";
+const PROTOCOL_VERSION = "4";
 /// How many of a key's latest writers a tab remembers for the copy it offers (the broker's own
 /// bound, BrokerMessage.recentWriters).
 const RECENT_WRITERS = 64;
@@ -444,8 +444,10 @@ export class SharedMirror {
     }
   }
 
-  published([name, kind, ...fields]) {
-    const k = this.keys.get(name);
+  published([topic, kind, ...fields]) {
+    // A key's topic is the key and a NUL.
+    if (!topic.endsWith("\u0000")) return;
+    const k = this.keys.get(topic.slice(0, -1));
     if (!k) return;
     if (kind === "SYNCED" && fields[0] === this.clientID && k.phase === "syncing") k.ask();
     else if (kind === "UPDATE") {
