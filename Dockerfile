@@ -21,9 +21,11 @@ RUN swift build --force-resolved-versions -c release --static-swift-stdlib --pro
 
 # Runtime stage: slim Debian with the ZeroMQ runtime library only.
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends libzmq5 ca-certificates \
+RUN apt-get update && apt-get install -y --no-install-recommends libzmq5 ca-certificates openssl \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /out/ /usr/local/bin/
+# For docker compose's etcd-certificates service (the ha profile).
+COPY Scripts/etcd_certificates.sh /usr/local/bin/etcd-certificates
 ENV SHARED_BROKER_URL=tcp://broker:5555
 EXPOSE 5555 5556 8080
 CMD ["broker", "--listen", "tcp://0.0.0.0:5555"]

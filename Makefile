@@ -19,6 +19,7 @@ deps:
 	command -v docker-compose >/dev/null || missing="$$missing docker-compose"; \
 	command -v debootstrap >/dev/null || missing="$$missing debootstrap"; \
 	command -v etcd >/dev/null || missing="$$missing etcd-server"; \
+	command -v openssl >/dev/null || missing="$$missing openssl"; \
 	command -v chromedriver >/dev/null || missing="$$missing chromium chromium-driver"; \
 	/usr/bin/python3 -c "import selenium, websocket" 2>/dev/null \
 	  || missing="$$missing python3-selenium python3-websocket"; \

@@ -76,6 +76,7 @@ let package = Package(
     // etcd's JSON gateway, for brokers that share their state (SharedBrokerCluster).
     .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     // The broker's counters, and `broker --metrics` serving them in Prometheus' text format.
     .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -192,6 +193,7 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: settings
     ),
@@ -224,6 +226,7 @@ let package = Package(
       name: "broker",
       dependencies: [
         "CurveCommandLine",
+        "Etcd",
         "SharedBroker",
         "SharedBrokerServer",
         "SharedBrokerCluster",

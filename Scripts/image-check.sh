@@ -63,6 +63,9 @@ if [[ ! -e "$rootfs/.complete" ]]; then
   $SUDO touch "$rootfs/.complete"
 fi
 for product in $products; do $SUDO cp "$bin/$product" "$rootfs/usr/local/bin/"; done
+grep -q '^COPY Scripts/etcd_certificates.sh /usr/local/bin/etcd-certificates$' "$dockerfile" \
+  || fail "the Dockerfile no longer copies etcd_certificates.sh as etcd-certificates"
+$SUDO cp "$root_dir/Scripts/etcd_certificates.sh" "$rootfs/usr/local/bin/etcd-certificates"
 
 # Runs a command in the root file system with /proc mounted, as a container has it (a static
 # Swift program reads its arguments from /proc/self/cmdline). The mount lives in a namespace of
@@ -127,16 +130,22 @@ done
 kill $web
 
 # A cluster in small: two brokers of the image share one etcd member (this machine's
-# etcd-server: etcd runs in an image of its own), and a counter given both moves to the second
-# when the first is killed.
+# etcd-server: etcd runs in an image of its own) over TLS with client certificates, made by the
+# image's etcd-certificates as compose's one-shot service makes them, and a counter given both
+# moves to the second when the first is killed.
+$SUDO rm -rf "$rootfs/certificates"
+in_image etcd-certificates /certificates 127.0.0.1 || fail "etcd-certificates failed in the image"
+certificates="$rootfs/certificates"
 ports=$(/usr/bin/python3 -c 'import socket
 s = [socket.socket() for _ in range(2)]
 for x in s: x.bind(("127.0.0.1", 0))
 print(*[x.getsockname()[1] for x in s])')
 read -r client_port peer_port <<< "$ports"
 rm -rf "$work/etcd"
-etcd --name image-check --data-dir "$work/etcd" \
-  --listen-client-urls "http://127.0.0.1:$client_port" --advertise-client-urls "http://127.0.0.1:$client_port" \
+$SUDO etcd --name image-check --data-dir "$work/etcd" \
+  --listen-client-urls "https://127.0.0.1:$client_port" --advertise-client-urls "https://127.0.0.1:$client_port" \
+  --cert-file "$certificates/server.pem" --key-file "$certificates/server-key.pem" \
+  --trusted-ca-file "$certificates/ca.pem" --client-cert-auth \
   --listen-peer-urls "http://127.0.0.1:$peer_port" --initial-advertise-peer-urls "http://127.0.0.1:$peer_port" \
   --initial-cluster "image-check=http://127.0.0.1:$peer_port" < /dev/null > "$work/etcd.log" 2>&1 &
 etcd_pid=$!
@@ -146,7 +155,9 @@ wait_for "$work/etcd.log" "ready to serve client requests" $etcd_pid
 routers=()
 for name in a b; do
   "${in_image[@]}" broker --store "etcd://127.0.0.1:$client_port" --listen 'tcp://127.0.0.1:*' \
-    --publish 'tcp://127.0.0.1:*' --seed-window 0 < /dev/null > "$work/broker-$name.log" 2>&1 &
+    --publish 'tcp://127.0.0.1:*' --seed-window 0 --etcd-cacert /certificates/ca.pem \
+    --etcd-cert /certificates/broker.pem --etcd-key /certificates/broker-key.pem \
+    < /dev/null > "$work/broker-$name.log" 2>&1 &
   brokers+=($!)
   wait_for "$work/broker-$name.log" "Broker listening" "${brokers[-1]}"
   routers+=("$(grep -o 'router=[^ ]*' "$work/broker-$name.log" | head -1 | cut -d= -f2)")

@@ -3,6 +3,7 @@ public import Foundation
 package import NIOCore
 internal import NIOHTTP1
 internal import NIOPosix
+internal import NIOSSL
 internal import QuickJSON
 import Synchronization
 
@@ -17,7 +18,7 @@ import Synchronization
 /// pool thread's turn.
 ///
 /// ```swift
-/// let etcd = EtcdClient(endpoints: ["http://127.0.0.1:2379", "http://127.0.0.1:22379"])
+/// let etcd = try EtcdClient(endpoints: ["http://127.0.0.1:2379", "http://127.0.0.1:22379"])
 /// let result = try await etcd.transaction(
 ///   compare: [.modRevision(of: key, equals: 0)], success: [.put(key, value)], failure: [.range(key)])
 /// ```
@@ -78,14 +79,19 @@ public final class EtcdClient: Sendable {
   /// Creates a client; nothing is sent until the first call.
   ///
   /// - Parameters:
-  ///   - endpoints: The members' client URLs.
+  ///   - endpoints: The members' client URLs (`https://` with TLS).
   ///   - requestTimeout: How long one request may take on one member before the next is tried.
-  public init(endpoints: [String], requestTimeout: Duration = .seconds(2)) {
+  ///   - tls: How to speak TLS, or `nil` for plain HTTP.
+  /// - Throws: ``EtcdTLSError`` when a TLS file cannot be used.
+  public init(endpoints: [String], requestTimeout: Duration = .seconds(2), tls: EtcdTLS? = nil)
+    throws(EtcdTLSError)
+  {
     precondition(!endpoints.isEmpty, "EtcdClient needs at least one endpoint")
     self.endpoints = endpoints
     self.requestTimeout = requestTimeout
     var configuration = HTTPClient.Configuration()
     configuration.timeout.connect = .milliseconds(500)
+    configuration.tlsConfiguration = try tls?.configuration()
     http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     requestLoop = http.eventLoopGroup.next()
     watchLoop = http.eventLoopGroup.next()
@@ -390,7 +396,14 @@ public final class EtcdClient: Sendable {
       default: break
       }
     }
-    return refusedConnection(error) ? "connection refused" : "\(error)"
+    if refusedConnection(error) { return "connection refused" }
+    let text = "\(error)"
+    // BoringSSL's reason, without the error number and the source path around it.
+    if error is NIOSSLError, let reason = text.range(of: "OPENSSL_internal:") {
+      let tail = text[reason.upperBound...]
+      return "TLS handshake failed (\(tail.prefix { $0 != " " && $0 != "]" }))"
+    }
+    return text
   }
 
   private static func refusedConnection(_ error: any Error) -> Bool {

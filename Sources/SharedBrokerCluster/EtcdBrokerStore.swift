@@ -78,7 +78,7 @@ public final class EtcdBrokerStore: BrokerCluster {
   /// Connects to etcd and reads the cluster's id, making one if etcd has none yet.
   ///
   /// - Parameters:
-  ///   - endpoints: etcd's client URLs (`http://HOST:PORT`).
+  ///   - endpoints: etcd's client URLs (`http://HOST:PORT`, or `https://` with `tls`).
   ///   - prefix: Where in etcd's key space the cluster keeps its keys.
   ///   - requestTimeout: How long one request may take on one etcd member.
   ///   - unavailableAfter: How long etcd may go without answering before the broker refuses
@@ -86,12 +86,13 @@ public final class EtcdBrokerStore: BrokerCluster {
   ///     leader about a second after losing one), so that clients stay through one while their
   ///     writes wait.
   ///   - logger: Where to log lost and regained contact.
+  ///   - tls: How to speak TLS to etcd, or `nil` for plain HTTP.
   public static func connect(
     endpoints: [String], prefix: String = "/sharedmirror/",
     requestTimeout: Duration = .milliseconds(500), unavailableAfter: Duration = .seconds(3),
-    logger: Logger = Logger(label: "broker.etcd")
+    logger: Logger = Logger(label: "broker.etcd"), tls: EtcdTLS? = nil
   ) async throws -> EtcdBrokerStore {
-    let etcd = EtcdClient(endpoints: endpoints, requestTimeout: requestTimeout)
+    let etcd = try EtcdClient(endpoints: endpoints, requestTimeout: requestTimeout, tls: tls)
     do {
       let key = Data((prefix + "cluster").utf8)
       let created = Data(BrokerServer.newInstanceID().utf8)
@@ -111,8 +112,11 @@ public final class EtcdBrokerStore: BrokerCluster {
 
   /// Parses `etcd://HOST:PORT[,HOST:PORT...]` (the broker's `--store`) into client URLs.
   ///
+  /// - Parameters:
+  ///   - text: The store's text.
+  ///   - tls: Whether etcd speaks TLS (`https://` URLs).
   /// - Returns: `nil` when the text is not such a URL.
-  public static func endpoints(fromStore text: String) -> [String]? {
+  public static func endpoints(fromStore text: String, tls: Bool = false) -> [String]? {
     guard text.hasPrefix("etcd://") else { return nil }
     let members = text.dropFirst("etcd://".count).split(
       separator: ",", omittingEmptySubsequences: false)
@@ -123,7 +127,7 @@ public final class EtcdBrokerStore: BrokerCluster {
         let port = Int(member[member.index(after: colon)...]), (1...65_535).contains(port),
         !member.contains("/")
       else { return nil }
-      endpoints.append("http://\(member)")
+      endpoints.append("\(tls ? "https" : "http")://\(member)")
     }
     return endpoints
   }

@@ -49,8 +49,12 @@ public struct BrokerStartError: Error, CustomStringConvertible {
   }
 
   /// The cluster's shared store could not be reached or set up (`broker --store etcd://…`).
-  package static func clusterStore(_ endpoints: String, _ error: any Error) -> Self {
-    Self(description: "cannot use the cluster's store at \(endpoints): \(error)")
+  package static func clusterStore(_ endpoints: String, _ error: any Error, hint: String? = nil)
+    -> Self
+  {
+    Self(
+      description: "cannot use the cluster's store at \(endpoints): \(error)"
+        + (hint.map { "; \($0)" } ?? ""))
   }
 
   /// The POSIX reason inside a Foundation error ("Permission denied"), else the error itself.

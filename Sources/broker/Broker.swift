@@ -1,5 +1,6 @@
 import ArgumentParser
 import CurveCommandLine
+import Etcd
 import Foundation
 import Logging
 import Metrics
@@ -68,6 +69,46 @@ struct Broker: AsyncParsableCommand {
       valueName: "tcp://HOST:PORT")
   )
   var advertiseOption: String?
+
+  @Option(
+    name: .customLong("etcd-cacert"),
+    help: ArgumentHelp(
+      "With --store: speak TLS to etcd, trusting the certificate authority in this PEM file (etcdctl's --cacert; env SHARED_BROKER_ETCD_CACERT).",
+      valueName: "file"))
+  var etcdCACertOption: String?
+
+  @Option(
+    name: .customLong("etcd-cert"),
+    help: ArgumentHelp(
+      "With --etcd-cacert: the broker's client certificate (PEM), for an etcd that checks them (--client-cert-auth; env SHARED_BROKER_ETCD_CERT).",
+      valueName: "file"))
+  var etcdCertOption: String?
+
+  @Option(
+    name: .customLong("etcd-key"),
+    help: ArgumentHelp(
+      "With --etcd-cert: its private key (PEM; env SHARED_BROKER_ETCD_KEY).", valueName: "file"))
+  var etcdKeyOption: String?
+
+  /// `--etcd-cert`, else the environment's.
+  var etcdCert: String? {
+    etcdCertOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_ETCD_CERT"]
+  }
+
+  /// `--etcd-key`, else the environment's.
+  var etcdKey: String? {
+    etcdKeyOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_ETCD_KEY"]
+  }
+
+  /// How to speak TLS to etcd (`--etcd-cacert`, else the environment's, with `--etcd-cert` and
+  /// `--etcd-key`), or `nil` for plain HTTP.
+  var etcdTLS: EtcdTLS? {
+    let caCertificate =
+      etcdCACertOption ?? ProcessInfo.processInfo.environment["SHARED_BROKER_ETCD_CACERT"]
+    return caCertificate.map {
+      EtcdTLS(caCertificateFile: $0, certificateFile: etcdCert, privateKeyFile: etcdKey)
+    }
+  }
 
   /// `--advertise`, else the environment's.
   var advertise: String? {
@@ -192,6 +233,15 @@ struct Broker: AsyncParsableCommand {
         "--metrics (or SHARED_BROKER_METRICS) must be HOST:PORT, e.g. 127.0.0.1:9555, not \"\(metrics)\"."
       )
     }
+    guard (etcdCert == nil) == (etcdKey == nil) else {
+      throw ValidationError("--etcd-cert and --etcd-key go together.")
+    }
+    guard etcdCert == nil || etcdTLS != nil else {
+      throw ValidationError("--etcd-cert needs --etcd-cacert, the authority etcd's certificates come from.")
+    }
+    guard etcdTLS == nil || store != nil else {
+      throw ValidationError("--etcd-cacert, --etcd-cert and --etcd-key go with --store.")
+    }
     guard (curveSecretFile == nil) == (allowKeys == nil) else {
       throw ValidationError("--curve-secret-file and --allow-keys go together.")
     }
@@ -212,6 +262,22 @@ struct Broker: AsyncParsableCommand {
     } catch {
       throw ValidationError("Cannot use --allow-keys \(error).")
     }
+  }
+
+  /// What to try when etcd cannot be used, where the error points at TLS.
+  static func etcdHint(for error: String, tls: Bool) -> String? {
+    if error.contains("CERTIFICATE_VERIFY_FAILED") {
+      return "etcd's certificate is not from the authority in --etcd-cacert, or names another host"
+    }
+    if error.contains("WRONG_VERSION_NUMBER") {
+      return "etcd does not speak TLS there: drop --etcd-cacert, or start etcd with TLS"
+    }
+    guard error.contains("connection closed") else { return nil }
+    return tls
+      ? "etcd closed the TLS connection: it checks client certificates (--client-cert-auth) and "
+        + "refused this broker's (--etcd-cert, --etcd-key), or got none"
+      : "if etcd speaks TLS, give --etcd-cacert (with --etcd-cert and --etcd-key when etcd checks "
+        + "client certificates)"
   }
 
   /// Reads an allow-list file; the error names the file, and the line for one that does not parse.
@@ -303,12 +369,15 @@ struct Broker: AsyncParsableCommand {
     }
     let server: BrokerServer
     do {
-      if let store, let endpoints = EtcdBrokerStore.endpoints(fromStore: store) {
+      if let store, let endpoints = EtcdBrokerStore.endpoints(fromStore: store, tls: etcdTLS != nil)
+      {
         let etcd: EtcdBrokerStore
         do {
-          etcd = try await EtcdBrokerStore.connect(endpoints: endpoints, logger: logger)
+          etcd = try await EtcdBrokerStore.connect(
+            endpoints: endpoints, logger: logger, tls: etcdTLS)
         } catch {
-          throw BrokerStartError.clusterStore(store, error)
+          throw BrokerStartError.clusterStore(
+            store, error, hint: Self.etcdHint(for: "\(error)", tls: etcdTLS != nil))
         }
         server = BrokerServer(configuration: configuration, cluster: etcd, logger: logger)
       } else {

@@ -23,7 +23,7 @@ import TestSupport
     return rest.joined(separator: "\n")
   }
 
-  static let haServices = ["etcd1", "etcd2", "etcd3", "broker-a", "broker-b", "counter-a", "counter-b", "profile-ha"]
+  static let haServices = ["etcd-certificates", "etcd1", "etcd2", "etcd3", "broker-a", "broker-b", "counter-a", "counter-b", "profile-ha"]
 
   @Test func composeFileIsValidAndRunsTheFourServices() async throws {
     let services = try await compose("config", "--services")
@@ -87,7 +87,30 @@ import TestSupport
     }
     #expect(Self.block(of: "counter-a", in: config.output).contains("- --broker\n    - tcp://broker-a:5555\n"))
     #expect(Self.block(of: "counter-b", in: config.output).contains("- --broker\n    - tcp://broker-b:5555\n"))
-    #expect(config.output.contains("ETCD_INITIAL_CLUSTER: etcd1=http://etcd1:2380,etcd2=http://etcd2:2380,etcd3=http://etcd3:2380"))
+    #expect(config.output.contains("ETCD_INITIAL_CLUSTER: etcd1=https://etcd1:2380,etcd2=https://etcd2:2380,etcd3=https://etcd3:2380"))
+    // The example people copy is the safe one: TLS everywhere, and only clients with a
+    // certificate from the cluster's authority (made by the one-shot service) get in.
+    for member in ["etcd1", "etcd2", "etcd3"] {
+      let block = Self.block(of: member, in: config.output)
+      for setting in [
+        "ETCD_CLIENT_CERT_AUTH: \"true\"", "ETCD_PEER_CLIENT_CERT_AUTH: \"true\"",
+        "ETCD_LISTEN_CLIENT_URLS: https://0.0.0.0:2379", "ETCD_ADVERTISE_CLIENT_URLS: https://\(member):2379",
+        "etcd-certificates:\n        condition: service_completed_successfully",
+        "etcd-certificates:/certificates:ro",
+      ] {
+        #expect(block.contains(setting), "\(member): \(setting)")
+      }
+    }
+    for broker in ["broker-a", "broker-b"] {
+      let block = Self.block(of: broker, in: config.output)
+      #expect(block.contains("SHARED_BROKER_ETCD_CERT: /certificates/broker.pem"), "\(block)")
+      #expect(block.contains("etcd-certificates:/certificates:ro"), "\(block)")
+    }
+    #expect(
+      Self.block(of: "etcd-certificates", in: config.output).contains(
+        "- etcd-certificates\n    - /certificates\n    - etcd1,etcd2,etcd3,localhost,127.0.0.1"))
+    let dockerfile = try String(contentsOf: repositoryFile("Dockerfile"), encoding: .utf8)
+    #expect(dockerfile.contains("COPY Scripts/etcd_certificates.sh /usr/local/bin/etcd-certificates"))
     // `up counter-a counter-b profile-ha`, as the README says, starts the cluster alone: what
     // those depend on, and what that depends on, is in the profile.
     var started = Set(["counter-a", "counter-b", "profile-ha"])

@@ -87,6 +87,59 @@ struct ClusterTests {
     }
   }
 
+  /// An etcd that speaks TLS and checks client certificates (`--client-cert-auth`): two brokers
+  /// given its authority, a certificate and a key share a key (100 taps through one read as 100
+  /// through the other). A broker without them, or with a certificate etcd does not trust, or
+  /// trusting another authority, exits 1 at once (within 10 s) saying TLS or the certificate.
+  @Test func brokersReachATLSEtcdWithClientCertificates() async throws {
+    try await withEtcdCluster(members: 1, tls: true) { etcd in
+      let tls = try #require(etcd.clientTLS)
+      let (ca, certificate, key) = (
+        tls.caCertificateFile, try #require(tls.certificateFile), try #require(tls.privateKeyFile)
+      )
+      let flags = [
+        "--store", etcd.store, "--etcd-cacert", ca, "--etcd-cert", certificate, "--etcd-key", key,
+      ]
+      let (first, router1, _) = try await startBroker(flags)
+      defer { first.signal(SIGTERM) }
+      let (second, router2, _) = try await startBroker(flags)
+      defer { second.signal(SIGTERM) }
+      let counter = try await Self.counter(router1, key: "tls", script: "+x100")
+      #expect(await counter.waitForExit() == 0, "\(counter.printed.suffix(500))")
+      let final = try await Self.stats(at: router2, key: "tls")
+      #expect(final.hasPrefix(#"{"count":100,"#), "\(final)")
+
+      let stranger = etcd.directory.appendingPathComponent("stranger")
+      let made = try await runCommand(
+        "/bin/sh", [repositoryFile("Scripts/etcd_certificates.sh").path, stranger.path])
+      try #require(made.status == 0, "\(made.output)")
+      let refusals: [([String], String)] = [
+        ([], "if etcd speaks TLS, give --etcd-cacert"),
+        (["--etcd-cacert", ca], "etcd closed the TLS connection"),
+        (
+          [
+            "--etcd-cacert", ca, "--etcd-cert", stranger.appendingPathComponent("broker.pem").path,
+            "--etcd-key", stranger.appendingPathComponent("broker-key.pem").path,
+          ], "refused this broker's (--etcd-cert, --etcd-key)"
+        ),
+        (
+          [
+            "--etcd-cacert", stranger.appendingPathComponent("ca.pem").path, "--etcd-cert",
+            certificate, "--etcd-key", key,
+          ], "TLS handshake failed (CERTIFICATE_VERIFY_FAILED)"
+        ),
+      ]
+      for (extra, expected) in refusals {
+        let started = ContinuousClock.now
+        let broker = try await ChildProcess(
+          "broker", ["--listen", "tcp://127.0.0.1:*", "--store", etcd.store] + extra)
+        #expect(await broker.waitForExit() == 1, "\(broker.printed)")
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(broker.printed.contains(expected), "\(broker.printed)")
+      }
+    }
+  }
+
   /// The etcd member a broker watches through dies between writes through another broker: the
   /// watch resumes after the last revision it delivered, and the broker publishes every version,
   /// in order, none missing (a subscriber that missed one would otherwise resync quietly).
@@ -97,7 +150,7 @@ struct ClusterTests {
   /// which the live broker deletes once it is two timeouts old.
   @Test func shortLivedCountersLeaveABoundedRecord() async throws {
     try await withEtcdCluster { etcd in
-      let client = EtcdClient(endpoints: etcd.clientURLs)
+      let client = try EtcdClient(endpoints: etcd.clientURLs)
       defer { Task { try? await client.shutdown() } }
       let heard = Data("/sharedmirror/keys/\u{1}heard/".utf8)
       func heardRecords() async throws -> Int { try await client.range(heard, prefix: true).keyValues.count }
@@ -186,7 +239,7 @@ struct ClusterTests {
   /// task is cancelled ends with `CancellationError`.
   @Test func aWatchDeliversInOrderAndTellsCompactionAndCancellation() async throws {
     try await withEtcdCluster(members: 1) { etcd in
-      let client = EtcdClient(endpoints: etcd.clientURLs)
+      let client = try EtcdClient(endpoints: etcd.clientURLs)
       defer { Task { try? await client.shutdown() } }
       let key = Data("/watched/k".utf8)
       var revisions: [Int64] = []

@@ -1,4 +1,4 @@
-import Etcd
+public import Etcd
 public import Foundation
 import Synchronization
 import Testing
@@ -9,15 +9,31 @@ import Testing
 
 /// A real etcd cluster of `members` processes on loopback ports, in a temporary directory, for
 /// one test: `make test` installs `etcd-server`. Members can be killed and started again with
-/// their data, and the whole cluster can be replaced by an empty one.
+/// their data, and the whole cluster can be replaced by an empty one. With `tls`, the members
+/// speak TLS to their clients and check the clients' certificates (`--client-cert-auth`), with
+/// the certificates `Scripts/etcd_certificates.sh` makes in the cluster's directory.
 public final class EtcdCluster: Sendable {
   /// One member's name and loopback ports.
   public struct Member: Sendable {
     public let name: String
     public let clientPort: Int
     public let peerPort: Int
-    public var clientURL: String { "http://127.0.0.1:\(clientPort)" }
+    let tls: Bool
+    public var clientURL: String { "\(tls ? "https" : "http")://127.0.0.1:\(clientPort)" }
     public var peerURL: String { "http://127.0.0.1:\(peerPort)" }
+  }
+
+  /// With TLS, the files a client gives to trust the members (`ca.pem`) and to be trusted by
+  /// them (`broker.pem`, `broker-key.pem`).
+  public let certificates: URL?
+  /// The TLS settings of a client the members trust, with TLS.
+  public var clientTLS: EtcdTLS? {
+    certificates.map {
+      EtcdTLS(
+        caCertificateFile: $0.appendingPathComponent("ca.pem").path,
+        certificateFile: $0.appendingPathComponent("broker.pem").path,
+        privateKeyFile: $0.appendingPathComponent("broker-key.pem").path)
+    }
   }
 
   /// The members, in the order they were made.
@@ -33,11 +49,23 @@ public final class EtcdCluster: Sendable {
   public var clientURLs: [String] { members.map(\.clientURL) }
 
   /// Starts `count` members and waits until they serve.
-  public init(members count: Int = 3) async throws {
+  public init(members count: Int = 3, tls: Bool = false) async throws {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent("etcd-\(UUID())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    if tls {
+      let certificates = directory.appendingPathComponent("certificates")
+      let made = try await runCommand(
+        "/bin/sh",
+        [repositoryFile("Scripts/etcd_certificates.sh").path, certificates.path, "127.0.0.1"])
+      guard made.status == 0 else { throw EtcdDidNotStart(reason: "no certificates", output: made.output) }
+      self.certificates = certificates
+    } else {
+      certificates = nil
+    }
     let ports = try freeLoopbackPorts(2 * count)
-    members = (0..<count).map { Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1]) }
+    members = (0..<count).map {
+      Member(name: "m\($0)", clientPort: ports[2 * $0], peerPort: ports[2 * $0 + 1], tls: tls)
+    }
     processes = Mutex(Array(repeating: nil, count: count))
     for index in members.indices { try await start(index) }
     try await waitUntilServing()
@@ -58,7 +86,13 @@ public final class EtcdCluster: Sendable {
         // Fast elections on loopback; values up to a 1 MiB value, base64 twice over.
         "--heartbeat-interval", "50", "--election-timeout", "500",
         "--max-request-bytes", "4194304", "--log-level", "warn", "--logger", "zap",
-      ])
+      ] + (certificates.map { files in
+        [
+          "--cert-file", files.appendingPathComponent("server.pem").path,
+          "--key-file", files.appendingPathComponent("server-key.pem").path,
+          "--trusted-ca-file", files.appendingPathComponent("ca.pem").path, "--client-cert-auth",
+        ]
+      } ?? []))
     processes.withLock { $0[index] = process }
   }
 
@@ -72,7 +106,8 @@ public final class EtcdCluster: Sendable {
 
   /// Waits until the cluster answers a linearizable read (it has a leader and a quorum).
   public func waitUntilServing(timeout: Duration = .seconds(30)) async throws {
-    let client = EtcdClient(endpoints: clientURLs, requestTimeout: .milliseconds(500))
+    let client = try EtcdClient(
+      endpoints: clientURLs, requestTimeout: .milliseconds(500), tls: clientTLS)
     defer { Task { try? await client.shutdown() } }
     let deadline = ContinuousClock.now + timeout
     while true {
@@ -137,9 +172,9 @@ public func freeLoopbackPorts(_ count: Int) throws -> [Int] {
 
 /// Runs `body` with a fresh etcd cluster, shut down afterwards whatever happens.
 public func withEtcdCluster<R>(
-  members: Int = 3, _ body: (EtcdCluster) async throws -> R
+  members: Int = 3, tls: Bool = false, _ body: (EtcdCluster) async throws -> R
 ) async throws -> R {
-  let cluster = try await EtcdCluster(members: members)
+  let cluster = try await EtcdCluster(members: members, tls: tls)
   do {
     let result = try await body(cluster)
     await cluster.shutdown()

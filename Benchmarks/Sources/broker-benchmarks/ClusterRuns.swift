@@ -192,7 +192,7 @@ extension Runs {
   func etcdTransactions(store: String, writers: Int, keys: Int, seconds: Double, tag: String)
     async throws -> (rate: Double, latencies: [Double])
   {
-    let etcd = EtcdClient(endpoints: EtcdBrokerStore.endpoints(fromStore: store)!)
+    let etcd = try EtcdClient(endpoints: EtcdBrokerStore.endpoints(fromStore: store)!)
     defer { Task { [etcd] in try? await etcd.shutdown() } }
     let start = now()
     let deadline = start + UInt64(seconds * 1e9)
@@ -279,7 +279,7 @@ extension Runs {
       try $0.set(.receiveTimeout, 30_000)
     }
     defer { dealer.close() }
-    let client = EtcdClient(endpoints: EtcdBrokerStore.endpoints(fromStore: etcd.store)!)
+    let client = try EtcdClient(endpoints: EtcdBrokerStore.endpoints(fromStore: etcd.store)!)
     defer { Task { [client] in try? await client.shutdown() } }
     func recordSize() async throws -> Int {
       let (_, keyValues) = try await client.range(Data("/sharedmirror/keys/short-lived".utf8))
