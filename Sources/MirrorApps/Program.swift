@@ -177,7 +177,17 @@ where R.State: Equatable, R.Action: Sendable {
         "\(name): waiting up to \(timeout) for the broker to confirm \(pending == 1 ? "1 tap" : "\(pending) taps")")
     }
     var timeout = timeout
-    try? await client.waitUntilConfirmed(timeout: timeout)
+    do {
+      try await client.waitUntilConfirmed(timeout: timeout)
+    } catch let refusal as BrokerError where refusal.code == .refused(.forbidden) {
+      // Waiting cannot change it: this client's key may not write the key.
+      let lost = client.unconfirmedWriteCount
+      let (taps, are) = lost == 1 ? ("1 tap was", "is") : ("\(lost) taps were", "are")
+      throw BrokerError(
+        refusal.code, key: refusal.key,
+        "\(taps) not confirmed: the broker at \(client.endpoint) refused them (\(refusal)) and "
+          + "\(are) lost")
+    } catch {}
     // A broker that answers but holds writes back (for its seed window after a start) confirms
     // them within seconds; one that does not answer is not worth more of the user's wait.
     let waiting = client.unconfirmedWriteCount

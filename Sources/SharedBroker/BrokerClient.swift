@@ -262,15 +262,18 @@ public final class BrokerClient: Sendable {
   ///   - keys: The keys to wait for, or `nil` for all.
   ///   - timeout: The longest wait.
   /// - Throws: ``BrokerError`` with the code ``BrokerError/Code/timedOut`` when the broker did not
-  ///   confirm in time, or ``BrokerError/Code/handshakeFailed`` when it refuses the connection
-  ///   (at once when the refusal is one that retrying cannot change).
+  ///   confirm in time, ``BrokerError/Code/handshakeFailed`` when it refuses the connection (at
+  ///   once when the refusal is one that retrying cannot change), or the key's refusal, at once,
+  ///   when this client's key may not read or write one of the keys (`forbidden`).
   public func waitUntilConfirmed(keys: [String]? = nil, timeout: Duration = .seconds(10))
     async throws
   {
     let confirmed = await storage.progress.wait(until: .now + timeout) { [self] in
       (connectionState == .connected
         && storage.areSynced(keys, confirmed: true)) || isRefused
+        || storage.forbidden(keys, writes: true) != nil
     }
+    if let refusal = storage.forbidden(keys, writes: true) { throw refusal }
     guard confirmed, !isRefused else {
       if let failure = storage.withConnection({ $0.handshakeFailure }) {
         throw BrokerError(
@@ -288,15 +291,18 @@ public final class BrokerClient: Sendable {
   ///
   /// - Parameter timeout: The longest wait.
   /// - Throws: ``BrokerError`` with the code ``BrokerError/Code/timedOut`` when the broker cannot
-  ///   be reached in time, or ``BrokerError/Code/handshakeFailed`` when it refuses the connection.
+  ///   be reached in time, ``BrokerError/Code/handshakeFailed`` when it refuses the connection,
+  ///   or the refusal of a key this client's key may not read (`forbidden`), at once.
   public func waitUntilConnected(timeout: Duration = .seconds(10)) async throws {
     let connected = await storage.progress.wait(until: .now + timeout) { [self] in
       (connectionState == .connected && storage.areSynced(nil, confirmed: false)) || isRefused
+        || storage.forbidden(nil, writes: false) != nil
     }
     if let failure = storage.withConnection({ $0.handshakeFailure }) {
       throw BrokerError(
         .handshakeFailed, "cannot connect to the broker at \(endpoint): \(failure.reason)")
     }
+    if let refusal = storage.forbidden(nil, writes: false) { throw refusal }
     guard connected else {
       if let unavailable = storage.withConnection({ $0.unavailableBroker }) {
         throw BrokerError(

@@ -26,6 +26,59 @@ struct CurveProgramsTests {
     #expect(try String(contentsOfFile: prefix + ".key", encoding: .utf8) != first)
   }
 
+  /// A key that may only read the programs' key (`stats`): `profile --once` reads it; a
+  /// `counter --script` that taps exits 1 at once (not after its timeout), naming the key the
+  /// broker refused; a profile of another key is refused at once, naming it.
+  @Test func aReadOnlyKeyReadsAndItsTapsAreRefused() async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curve-\(UUID())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = { (name: String) in directory.appendingPathComponent(name).path }
+    for name in ["server", "writer", "reader"] {
+      #expect(
+        try await runCommand(productsDirectory.appendingPathComponent("broker").path, ["keygen", path(name)])
+          .status == 0)
+    }
+    let key = { (name: String) in
+      try String(contentsOfFile: path(name), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    try "\(key("writer.pub"))\n\(key("reader.pub")) read=stats\n".write(
+      toFile: path("allowed.txt"), atomically: true, encoding: .utf8)
+    let (broker, router, _) = try await startBroker([
+      "--curve-secret-file", path("server.key"), "--allow-keys", path("allowed.txt"),
+    ])
+    defer { broker.signal(SIGTERM) }
+    let credentials = { (name: String) in
+      ["--curve-server-key", try key("server.pub"), "--curve-key-file", path(name)]
+    }
+    let writer = try await ChildProcess(
+      "counter", ["--broker", router, "--script", "+x2", "--print", "json"] + credentials("writer.key"))
+    #expect(await writer.waitForExit() == 0, "\(writer.printed)")
+
+    let reader = try await ChildProcess(
+      "profile", ["--broker", router, "--once", "--print", "json"] + credentials("reader.key"))
+    #expect(await reader.waitForExit() == 0, "\(reader.printed)")
+    #expect(reader.printed.contains(#""count":2"#), "\(reader.printed)")
+
+    let started = ContinuousClock.now
+    let tapper = try await ChildProcess(
+      "counter",
+      ["--broker", router, "--script", "+x1", "--print", "json", "--timeout", "60"]
+        + credentials("reader.key"))
+    #expect(await tapper.waitForExit() == 1, "\(tapper.printed)")
+    #expect(ContinuousClock.now - started < .seconds(30), "it waited for its timeout")
+    #expect(
+      tapper.printed.contains("refused") && tapper.printed.contains(#"key "stats" is not writable"#),
+      "\(tapper.printed)")
+
+    let stranger = try await ChildProcess(
+      "profile",
+      ["--broker", router, "--key", "other", "--once", "--print", "json", "--timeout", "60"]
+        + credentials("reader.key"))
+    #expect(await stranger.waitForExit() == 1, "\(stranger.printed)")
+    #expect(stranger.printed.contains(#"key "other" is not readable"#), "\(stranger.printed)")
+  }
+
   @Test func onlyListedClientKeysGetIn() async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curve-\(UUID())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -309,6 +309,34 @@ import ZeroMQ
     #expect(!machine.isSettledOwnUpdate(Array(own.frames.dropLast())))
   }
 
+  /// A question refused to this client's key (`forbidden`) is the key's load error, asked again
+  /// after the retry interval (a permission granted meanwhile takes effect) with `GET`: a copy
+  /// the broker refused is not offered again. The snapshot that comes clears the error.
+  @Test func aForbiddenQuestionIsALoadErrorAndItsCopyIsNotOfferedAgain() {
+    var machine = synced()
+    // The broker restarted without the key: the client offers its copy.
+    _ = machine.handle(.reply(.pong(instance: "run2")), at: t0)
+    _ = machine.handle(
+      .reply(.welcome(instance: "run2", publisher: "tcp://*:5556", maxValueSize: 10)), at: t0)
+    _ = machine.handle(.turn, at: t0)
+    let asked = machine.handle(.published([.synced(key: "k", client: "me")]), at: t0)
+    guard case .send(.seed)? = asked.first else {
+      Issue.record("expected a SEED, got \(asked)")
+      return
+    }
+    let refused = machine.handle(
+      .reply(.error(code: .forbidden, message: "not writable", key: "k", write: 0)), at: t0)
+    #expect(refused.contains(.notify(0)) && refused.contains(.progressed), "\(refused)")
+    let error = machine.keys[0].loadError as? BrokerError
+    #expect(error?.code == .refused(.forbidden) && error?.key == "k")
+    let again = machine.handle(.turn, at: t0 + .seconds(1))
+    #expect(again.contains(.send(.get(client: "me", key: "k"))), "\(again)")
+    _ = machine.handle(
+      .reply(.snapshot(key: "k", version: 3, lastWrite: 0, value: Data("5".utf8), writes: [:])),
+      at: t0 + .seconds(1))
+    #expect(machine.keys[0].loadError == nil)
+  }
+
   /// A read or a write answered `seeding` (the broker's seed window) holds the client back
   /// until the broker answers one, or the connection is lost.
   @Test func aSeedingAnswerHoldsWritesBackUntilARequestIsAnswered() {

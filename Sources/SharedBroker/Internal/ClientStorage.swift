@@ -141,6 +141,21 @@ final class ClientStorage: Sendable {
     }
   }
 
+  /// The broker's refusal to this client's key (`forbidden`), which waiting cannot change,
+  /// among the keys named in `keys` (all keys for `nil`): of a read, or with `writes`, of a write.
+  func forbidden(_ keys: [String]?, writes: Bool) -> BrokerError? {
+    let slots = shared.withLock { shared in
+      keys.map { $0.compactMap { shared.indices[$0].map { shared.slots[$0] } } } ?? shared.slots
+    }
+    for slot in slots {
+      let errors = slot.state.withLock { [$0.loadError] + (writes ? [$0.saveError] : []) }
+      if let refusal = errors.first(where: KeyMachine.isForbidden) as? BrokerError {
+        return refusal
+      }
+    }
+    return nil
+  }
+
   /// How many mutations of the keys named in `keys` (all keys for `nil`) await the broker's
   /// confirmation.
   func unconfirmedWriteCount(of keys: [String]? = nil) -> Int {

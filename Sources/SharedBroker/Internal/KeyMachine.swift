@@ -136,6 +136,13 @@ struct KeyMachine {
   private var staleAnswers = 0
   /// The writes seen applied, for a copy offered to a broker that lost the key.
   private var writers = RecentWriters()
+  /// The broker has not refused this client's copies of the key (its key may not write it).
+  private var mayOfferCopies = true
+
+  /// Whether `error` is the broker's refusal to this client's key.
+  static func isForbidden(_ error: (any Error)?) -> Bool {
+    (error as? BrokerError)?.code == .refused(.forbidden)
+  }
 
   init(
     key: String, index: Int, epoch: UInt64, clientID: String, initialValue: KeyValue,
@@ -340,6 +347,10 @@ struct KeyMachine {
         break
       }
       guard case .snapshotting = phase, let instance else { break }
+      if Self.isForbidden(loadError) {
+        loadError = nil
+        unnotified = true
+      }
       take(version: version, lastWrite: lastWrite, value: value, writes: writes, instance: instance)
       phase = .synced(SyncedState())
       // Readers show whether the key is loaded: its coming is news to them.
@@ -348,9 +359,18 @@ struct KeyMachine {
       staleAnswers = max(0, questions - 1)
       questions = 0
       output.progressed = true
-    case .error(_, _, _, 0):
-      // A question answered "ask again later" (a broker collecting copies after a restart):
-      // asked again after the retry interval.
+    case .error(let code, let text, _, 0):
+      // A question answered "ask again later" (a broker collecting copies after a restart), or
+      // refused to this client's key: asked again after the retry interval, so that a
+      // permission granted meanwhile takes effect. A refused copy is not offered again: the
+      // next question is a `GET`, which a key that may read but not write is answered.
+      if code == .forbidden {
+        mayOfferCopies = false
+        if !Self.isForbidden(loadError) { unnotified = true }
+        loadError = BrokerError(
+          .refused(.forbidden), key: key, "The broker refused to read \"\(key)\" (forbidden): \(text)")
+        output.progressed = true
+      }
       if staleAnswers > 0 {
         staleAnswers -= 1
       } else if case .snapshotting = phase {
@@ -451,7 +471,9 @@ struct KeyMachine {
   {
     phase = .snapshotting(sent: now)
     questions += 1
-    if let origin = self.instance, origin != instance, version > 0, let copy = confirmedData {
+    if mayOfferCopies, let origin = self.instance, origin != instance, version > 0,
+      let copy = confirmedData
+    {
       return .seed(
         client: clientID, key: key, origin: origin, version: version, value: copy,
         writes: writers.writes
