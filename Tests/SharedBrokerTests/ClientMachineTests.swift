@@ -337,6 +337,27 @@ import ZeroMQ
     #expect(machine.keys[0].loadError == nil)
   }
 
+  /// A refusal of the client's key as a whole (removed from the allow-list by a reload, or a
+  /// client id that is another key's) makes the client refused, with the broker's reason, until
+  /// an answer that is not a refusal (the key was put back).
+  @Test func aKeyRefusedAsAWholeIsRefusedUntilTheBrokerAnswers() {
+    var machine = synced()
+    let refusal = machine.handle(
+      .reply(.error(code: .forbidden, message: "no longer listed", key: nil, write: nil)), at: t0)
+    #expect(
+      refusal == [
+        .handshake(
+          .init(reason: "the broker refused this client's key: no longer listed", isPermanent: true))
+      ])
+    // Refusals go on: nothing new.
+    #expect(
+      machine.handle(
+        .reply(.error(code: .forbidden, message: "no longer listed", key: nil, write: nil)), at: t0)
+        .allSatisfy { if case .handshake = $0 { false } else { true } })
+    let answered = machine.handle(.reply(.pong(instance: "run")), at: t0)
+    #expect(answered.prefix(2) == [.handshake(nil), .connection(.connected)], "\(answered)")
+  }
+
   /// A read or a write answered `seeding` (the broker's seed window) holds the client back
   /// until the broker answers one, or the connection is lost.
   @Test func aSeedingAnswerHoldsWritesBackUntilARequestIsAnswered() {

@@ -142,6 +142,9 @@ final class SimulatedBroker {
   /// What the outbox could not decode, if anything.
   var undecodable: String? { outbox.undecodable }
 
+  /// Takes a reloaded allow-list.
+  func setAllowList(_ list: AllowList) { core.setAllowList(list) }
+
   /// The CURVE key `client`'s id belongs to, as the broker knows it.
   func owner(of client: String) -> String? { core.machine.owner(of: client) }
 

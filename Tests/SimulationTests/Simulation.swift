@@ -60,6 +60,8 @@ final class Simulation {
     var settledOwnUpdates = 0
     /// `HELLO`s with a live client's id from another key, each refused.
     var impostorsRefused = 0
+    /// Client keys a reload took off the brokers' allow-lists for a while.
+    var keysRevoked = 0
     /// Sim time from the end of the faults until every live client held the broker's value.
     var settled = Duration.zero
   }
@@ -87,6 +89,8 @@ final class Simulation {
     case probe(broker: Int, run: Int)
     /// The answer to the probe sent at `sent`, or its failure.
     case probed(broker: Int, run: Int, sent: Duration, answered: Bool)
+    /// A reload puts the client's key back on every broker's allow-list.
+    case keyRestored(client: Int)
     case spawn
     case check
   }
@@ -181,6 +185,30 @@ final class Simulation {
   private var settledAt: Duration?
   /// Processes killed whose replacements have not started yet.
   private var pendingSpawns = 0
+  /// The clients whose keys a reload took off the brokers' allow-lists for a while.
+  private var revoked: Set<Int> = []
+  /// Whose keys are off, until the reload that puts them back: the world settles after.
+  private var pendingRestores = 0
+
+  /// The brokers' allow-list now: every client's key but the revoked ones, and the impostor's.
+  private var allowList: AllowList {
+    AllowList(
+      allowing: clients.indices.filter { !revoked.contains($0) }.map { clients[$0].key }
+        + ["impostor"])
+  }
+
+  /// The brokers' configuration: CURVE, whose only part the machine reads is the allow-list.
+  private func configuration(_ configuration: BrokerConfiguration) -> BrokerConfiguration {
+    var configuration = configuration
+    configuration.curve = .init(secretKey: "", allowList: allowList)
+    return configuration
+  }
+
+  /// Hands every running broker the allow-list, as a `SIGHUP` does.
+  private func reloadAllowLists() {
+    let list = allowList
+    for broker in brokers { broker?.setAllowList(list) }
+  }
 
   init(seed: UInt64, tracing: Bool = false) {
     self.seed = seed
@@ -423,6 +451,11 @@ final class Simulation {
     case .spawn:
       pendingSpawns -= 1
       spawn()
+    case .keyRestored(let index):
+      pendingRestores -= 1
+      revoked.remove(index)
+      note { "\(clients[index].id.prefix(4))'s key is back on the allow-lists" }
+      reloadAllowLists()
     case .check:
       try check()
     }
@@ -446,6 +479,8 @@ final class Simulation {
       now: base + now
     )
     clients.append(client)
+    // Its key is on the brokers' allow-lists from the start, as an operator lists it first.
+    reloadAllowLists()
     // The first turn takes the new keys: the loop starts with one.
     _ = client.takeWakeRequest()
     client.wakePending = true
@@ -699,9 +734,10 @@ final class Simulation {
     if let etcd {
       let broker = try SimulatedBroker(
         cluster: etcd,
-        configuration: BrokerConfiguration(
-          clientTimeout: clusterClientTimeout, seedWindow: Self.seedWindow,
-          advertise: Self.endpoint(number)),
+        configuration: configuration(
+          BrokerConfiguration(
+            clientTimeout: clusterClientTimeout, seedWindow: Self.seedWindow,
+            advertise: Self.endpoint(number))),
         run: brokerRun, name: "broker\(number)-run\(brokerRun)", startedAt: now.milliseconds)
       brokers[number] = broker
       note { "broker\(number) starts from etcd" }
@@ -720,7 +756,8 @@ final class Simulation {
     // The store is in memory, or in a directory that outlives the runs that use it.
     brokers[number] = try SimulatedBroker(
       instance: instance, directory: withData ? dataDirectory : nil,
-      configuration: BrokerConfiguration(seedWindow: Self.seedWindow), run: brokerRun)
+      configuration: configuration(BrokerConfiguration(seedWindow: Self.seedWindow)),
+      run: brokerRun)
     // Nothing to collect at the first start; after a restart the copies need the window.
     if brokerRun > 1 { quietUntil = now + Self.seedWindow }
     scheduleTick(of: number)
@@ -849,6 +886,13 @@ final class Simulation {
       client.alive = false
       pendingSpawns += 1
       schedule(after: random.duration(.milliseconds(1), .seconds(2)), .spawn)
+    case 8 where !revoked.contains(client.index):
+      note { "fault: \(client.id.prefix(4))'s key is taken off the allow-lists" }
+      revoked.insert(client.index)
+      pendingRestores += 1
+      outcome.keysRevoked += 1
+      reloadAllowLists()
+      schedule(after: random.duration(.milliseconds(100), .seconds(3)), .keyRestored(client: client.index))
     case 7:
       let jump = random.duration(.milliseconds(100), .seconds(5))
       note { "fault: \(client.id.prefix(4))'s clock jumps \(jump)" }
@@ -936,7 +980,7 @@ final class Simulation {
     // one that still judges etcd unavailable (its verdict turns at its next answered probe), nor
     // one whose verdict rests on questions sent before the world healed (the ones sent while it
     // was cut off may still fail and turn it, for a moment, to unavailable).
-    guard settledAt == nil, pendingSpawns == 0, let instance,
+    guard settledAt == nil, pendingSpawns == 0, pendingRestores == 0, let instance,
       brokers.allSatisfy({ $0?.isIdle ?? false }),
       brokers.indices.allSatisfy({
         brokers[$0] == nil

@@ -49,6 +49,7 @@ import Testing
         + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts, "
         + "\(results.failedHandshakes) handshakes closed, \(results.settledOwnUpdates) own updates "
         + "dropped undecoded, \(results.impostorsRefused) HELLOs with another key's client id refused, "
+        + "\(results.keysRevoked) client keys taken off the allow-lists for a while, "
         + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd (\(results.expiredRecords) "
         + "client records expired, etcd judged unavailable \(results.unavailableVerdicts) times, \(results.movesToLearned) moves to a "
         + "broker a client learned of); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
@@ -90,6 +91,7 @@ private struct Summary: Sendable {
   var failedHandshakes = 0
   var settledOwnUpdates = 0
   var impostorsRefused = 0
+  var keysRevoked = 0
   var worstSettle = Duration.zero
   var failures: [Simulation.Failure] = []
 
@@ -108,6 +110,7 @@ private struct Summary: Sendable {
       failedHandshakes += outcome.failedHandshakes
       settledOwnUpdates += outcome.settledOwnUpdates
       impostorsRefused += outcome.impostorsRefused
+      keysRevoked += outcome.keysRevoked
       worstSettle = max(worstSettle, outcome.settled)
     } catch let failure as Simulation.Failure {
       failures.append(failure)
@@ -129,6 +132,7 @@ private struct Summary: Sendable {
     failedHandshakes += other.failedHandshakes
     settledOwnUpdates += other.settledOwnUpdates
     impostorsRefused += other.impostorsRefused
+    keysRevoked += other.keysRevoked
     worstSettle = max(worstSettle, other.worstSettle)
     failures += other.failures
   }

@@ -73,6 +73,9 @@ struct ClientMachine {
   /// starts, holding back writes, and reads of keys it has no value for) and has answered no
   /// read or write of this client's since.
   private(set) var isHeldBack = false
+  /// The broker refused this client's key as a whole (off its allow-list, or the client id is
+  /// another key's): the client counts as refused until the broker answers otherwise.
+  private var keyRefused = false
 
   /// Where the connection stands.
   enum Connection: Equatable {
@@ -390,11 +393,20 @@ struct ClientMachine {
 
   // MARK: - Messages
 
+  private static func isError(_ message: BrokerMessage) -> Bool {
+    if case .error = message { true } else { false }
+  }
+
   /// A reply on the DEALER.
   private mutating func receive(
     reply: BrokerMessage, at now: ContinuousClock.Instant, _ actions: inout Actions
   ) {
     lastHeard = now
+    if keyRefused, !Self.isError(reply) {
+      keyRefused = false
+      actions.append(.handshake(nil))
+      reportState(&actions)
+    }
     switch reply {
     case .welcome(let instance, let announced, let maxValueSize, let cluster):
       self.maxValueSize = maxValueSize
@@ -437,6 +449,14 @@ struct ClientMachine {
       // The connection is new to the broker (it restarted, or the connection was re-made): the
       // request was not handled. Handshake again; the keys resync and the writes go out again.
       helloAgain(at: now, &actions)
+    case .error(.forbidden, let message, nil, _):
+      // Not about a key: only the operator can change it. The heartbeats go on, and the
+      // broker's next answer that is not a refusal lifts it (a reload put the key back).
+      guard !keyRefused else { return }
+      keyRefused = true
+      actions.append(
+        .handshake(
+          .init(reason: "the broker refused this client's key: \(message)", isPermanent: true)))
     case .error(let code, let message, let key, _):
       if code == .seeding {
         isHeldBack = true

@@ -356,7 +356,15 @@ struct BrokerMachine {
     if let allowList {
       // The key was on the list when it connected; a reload may have removed it since.
       guard let clientKey, let granted = allowList.entries[clientKey] else {
-        refuse(.forbidden, "this client's key is no longer on the broker's allow-list")
+        let message = "this client's key is no longer on the broker's allow-list"
+        if case .ping = request {
+          // A heartbeat's answer never waits behind answers that wait on the store.
+          statistics.forbidden += 1
+          actions.append(
+            .reply(peer: peer, .error(code: .forbidden, message: message, key: nil, write: nil)))
+        } else {
+          refuse(.forbidden, message)
+        }
         return
       }
       permissions = granted
