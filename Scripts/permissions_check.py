@@ -278,7 +278,7 @@ def main():
 
         # A list that does not parse is not taken.
         line = broker.reload(allow_list() + "not-a-key read=x\n")
-        expect("does not parse" in line and "line 6" in line, "a malformed list is refused", line)
+        expect("cannot be used" in line and "line 6" in line, "a malformed list is refused", line)
         expect(request(reader, "GET", "reader-id", "stats.a")[0] == b"SNAPSHOT",
                "the list in force stays")
         expect(request(again, "PING", timeout=1000) is None, "and so does the removal")

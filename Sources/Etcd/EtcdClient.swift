@@ -397,6 +397,7 @@ public final class EtcdClient: Sendable {
       }
     }
     if refusedConnection(error) { return "connection refused" }
+    if let error = error as? IOError, error.errnoCode == ECONNRESET { return "connection reset" }
     let text = "\(error)"
     // BoringSSL's reason, without the error number and the source path around it.
     if error is NIOSSLError, let reason = text.range(of: "OPENSSL_internal:") {

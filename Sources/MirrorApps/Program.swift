@@ -75,15 +75,19 @@ where R.State: Equatable, R.Action: Sendable {
 
     do {
       if once {
-        try await client.waitUntilConnected(timeout: options.timeoutDuration)
-        try checkValue(store.state)
+        try await reportingRefusal(options.format) {
+          try await client.waitUntilConnected(timeout: options.timeoutDuration)
+          try checkValue(store.state)
+        }
         await showsConnection(store, client)
         emit(render(store.state, shared(store.state).wrappedValue, options.format))
       } else if let script {
         // The script acts on the shared value, so it starts only once the broker sent it, and
         // not on a value it cannot read (its taps would replace what another program wrote).
-        try await client.waitUntilConnected(timeout: options.timeoutDuration)
-        try checkValue(store.state)
+        try await reportingRefusal(options.format) {
+          try await client.waitUntilConnected(timeout: options.timeoutDuration)
+          try checkValue(store.state)
+        }
         // A signal ends the script early, as `q` ends the interactive program: the taps made
         // so far are still confirmed and the final line printed.
         try await runGracefully(
@@ -158,6 +162,22 @@ where R.State: Equatable, R.Action: Sendable {
     }
   }
 
+  /// Runs `body`, the wait for the shared value; with `--print json`, a failure is also printed
+  /// as the object's `problem` (stdout), before it ends the program with its error (stderr).
+  private func reportingRefusal(
+    _ format: ProgramOptions.PrintFormat, _ body: () async throws -> Void
+  ) async throws {
+    do {
+      try await body()
+    } catch let error as BrokerError where format == .json {
+      emit(Self.json(Printed(stats: nil, alert: nil, problem: error.message)))
+      throw error
+    } catch let error as UnreadableValue where format == .json {
+      emit(Self.json(Printed(stats: nil, alert: nil, problem: "\(error.underlying)")))
+      throw error
+    }
+  }
+
   /// How long quitting the interactive program waits for the broker to confirm pending taps.
   static var quitTimeout: Duration { .seconds(2) }
 
@@ -185,8 +205,7 @@ where R.State: Equatable, R.Action: Sendable {
       let (taps, are) = lost == 1 ? ("1 tap was", "is") : ("\(lost) taps were", "are")
       throw BrokerError(
         refusal.code, key: refusal.key,
-        "\(taps) not confirmed: the broker at \(client.endpoint) refused them (\(refusal)) and "
-          + "\(are) lost")
+        "\(taps) not confirmed by the broker at \(client.endpoint) and \(are) lost: \(refusal)")
     } catch {}
     // A broker that answers but holds writes back (for its seed window after a start) confirms
     // them within seconds; one that does not answer is not worth more of the user's wait.

@@ -272,7 +272,9 @@ struct Broker: AsyncParsableCommand {
     if error.contains("WRONG_VERSION_NUMBER") {
       return "etcd does not speak TLS there: drop --etcd-cacert, or start etcd with TLS"
     }
-    guard error.contains("connection closed") else { return nil }
+    guard error.contains("connection closed") || error.contains("connection reset") else {
+      return nil
+    }
     return tls
       ? "etcd closed the TLS connection: it checks client certificates (--client-cert-auth) and "
         + "refused this broker's (--etcd-cert, --etcd-key), or got none"
@@ -302,8 +304,15 @@ struct Broker: AsyncParsableCommand {
         list = try allowList(at: path)
       } catch {
         logger.error(
-          "Kept the allow-list in force: the file does not parse",
+          "Kept the allow-list in force: the file cannot be used",
           metadata: ["file": "\(path)", "error": "\(error)"])
+        continue
+      }
+      // Most likely a file caught while an editor writes it: denying everyone takes a restart.
+      guard !list.entries.isEmpty else {
+        logger.error(
+          "Kept the allow-list in force: the file lists no key (to deny every client, stop the broker)",
+          metadata: ["file": "\(path)"])
         continue
       }
       guard let changes = server.reloadAllowList(list) else { continue }
@@ -314,9 +323,6 @@ struct Broker: AsyncParsableCommand {
           "added": "\(changes.added)", "removed": "\(changes.removed)",
           "changed": "\(changes.changed)",
         ])
-      if list.entries.isEmpty {
-        logger.warning("The CURVE allow-list is empty: every client will be denied")
-      }
     }
   }
 

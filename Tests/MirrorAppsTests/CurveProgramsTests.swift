@@ -77,6 +77,20 @@ struct CurveProgramsTests {
         + credentials("reader.key"))
     #expect(await stranger.waitForExit() == 1, "\(stranger.printed)")
     #expect(stranger.printed.contains(#"key "other" is not readable"#), "\(stranger.printed)")
+    // With --print json, the refusal is the printed object's problem too.
+    #expect(stranger.printed.contains(#"{"problem":"The broker refused to read \"other\""#), "\(stranger.printed)")
+
+    // A reader whose key a reload removes says so, not `connected` with an old value.
+    let watching = try await ChildProcess(
+      "profile", ["--broker", router, "--print", "json"] + credentials("reader.key"))
+    defer { watching.signal(SIGTERM) }
+    #expect(await watching.waitForOutput(containing: #""count":2"#) != nil, "\(watching.printed)")
+    try "\(key("writer.pub"))\n".write(toFile: path("allowed.txt"), atomically: true, encoding: .utf8)
+    broker.signal(SIGHUP)
+    #expect(await broker.waitForOutput(containing: "Reloaded the allow-list") != nil)
+    #expect(
+      await watching.waitForOutput(containing: "no longer on the broker's allow-list") != nil,
+      "\(watching.printed)")
   }
 
   @Test func onlyListedClientKeysGetIn() async throws {
@@ -129,10 +143,12 @@ struct CurveProgramsTests {
         printed.contains("profile: error: cannot connect") && printed.contains(reason),
         "\(reason): printed: \(printed)"
       )
-      // Once: the program's error, not the client's log line too.
+      // Twice: the printed object's problem (stdout, --print json) and the program's error
+      // (stderr), not the client's log line too.
       #expect(
-        printed.components(separatedBy: "cannot connect").count == 2,
+        printed.components(separatedBy: "cannot connect").count == 3,
         "\(reason): printed: \(printed)")
+      #expect(printed.contains(#"{"problem":"cannot connect"#), "\(reason): printed: \(printed)")
     }
     #expect(broker.printed.contains("Denied a client"))
 
