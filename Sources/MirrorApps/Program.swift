@@ -191,7 +191,10 @@ where R.State: Equatable, R.Action: Sendable {
   ) async throws {
     // Nothing to confirm: no wait, whatever the connection.
     let pending = client.unconfirmedWriteCount
-    guard pending > 0 else { return }
+    guard pending > 0 else {
+      if client.refusedWriteCount > 0 { throw refusedTaps(client, store) }
+      return
+    }
     if sayingSo, ![.connected, .refused].contains(client.connectionState) {
       complain(
         "\(name): waiting up to \(timeout) for the broker to confirm \(pending == 1 ? "1 tap" : "\(pending) taps")")
@@ -201,11 +204,7 @@ where R.State: Equatable, R.Action: Sendable {
       try await client.waitUntilConfirmed(timeout: timeout)
     } catch let refusal as BrokerError where refusal.code == .refused(.forbidden) {
       // Waiting cannot change it: this client's key may not write the key.
-      let lost = client.unconfirmedWriteCount
-      let (taps, are) = lost == 1 ? ("1 tap was", "is") : ("\(lost) taps were", "are")
-      throw BrokerError(
-        refusal.code, key: refusal.key,
-        "\(taps) not confirmed by the broker at \(client.endpoint) and \(are) lost: \(refusal)")
+      throw refusedTaps(client, store)
     } catch {}
     // A broker that answers but holds writes back (for its seed window after a start) confirms
     // them within seconds; one that does not answer is not worth more of the user's wait.
@@ -221,6 +220,7 @@ where R.State: Equatable, R.Action: Sendable {
       timeout = whileAnswering
     }
     let lost = client.unconfirmedWriteCount
+    if client.refusedWriteCount > 0 { throw refusedTaps(client, store) }
     if waiting > 0, lost == 0 { complain("\(name): the broker confirmed every tap") }
     guard lost > 0 else { return }
     let connection =
@@ -240,6 +240,20 @@ where R.State: Equatable, R.Action: Sendable {
         + "(\(connection)) and \(are) lost"
     )
   }
+  /// The broker refused taps (this client's key may not write the key): how many, and why,
+  /// as the error that ends the program.
+  private func refusedTaps(_ client: BrokerClient, _ store: Store<R.State, R.Action>)
+    -> BrokerError
+  {
+    let refused = client.refusedWriteCount
+    let (taps, were) = refused == 1 ? ("1 tap", "was") : ("\(refused) taps", "were")
+    let refusal = shared(store.state).saveError as? BrokerError
+    let why = refusal.map { ": \($0)" } ?? ""
+    return BrokerError(
+      .refused(.forbidden), key: refusal?.key,
+      "\(taps) \(were) refused by the broker at \(client.endpoint) and undone\(why)")
+  }
+
   /// The text line, or the JSON object, for the statistics (`nil`: not known yet) and what keeps
   /// them from being the shared value.
   private func render(
@@ -392,7 +406,13 @@ where R.State: Equatable, R.Action: Sendable {
       let reason = client.handshakeFailureReason ?? "the broker refused this client"
       return taps.map { "\(reason) · \($0), lost if you quit" } ?? reason
     }
-    if let error = reading.loadError ?? reading.saveError { return "\(error)" }
+    if let error = reading.loadError { return "\(error)" }
+    if let error = reading.saveError as? BrokerError, error.code == .refused(.forbidden) {
+      let refused = client.refusedWriteCount
+      let taps = refused == 1 ? "1 tap refused" : "\(refused) taps refused"
+      return "read-only · \(taps) · \(error)"
+    }
+    if let error = reading.saveError { return "\(error)" }
     let answering = ![.connecting, .disconnected].contains(connection(state))
     guard let taps, late || !answering else { return nil }
     guard answering else {

@@ -236,6 +236,13 @@ public final class BrokerClient: Sendable {
     storage.unconfirmedWriteCount()
   }
 
+  /// How many mutations (`withLock` calls) of all keys the broker refused because this client's
+  /// key may not write them (`forbidden`). A refused mutation is undone, not retried: the key's
+  /// value goes back to the broker's, and its ``Shared`` reference's `saveError` says why.
+  public var refusedWriteCount: Int {
+    storage.refusedWriteCount()
+  }
+
   /// Whether the broker holds this client's writes back: for a while after it starts (its seed
   /// window) it collects its clients' copies of the keys it lost, and answers writes, and reads
   /// of keys it has no value for, with `seeding`. True from such an answer until the broker

@@ -337,6 +337,47 @@ import ZeroMQ
     #expect(machine.keys[0].loadError == nil)
   }
 
+  /// A write refused to this client's key (`forbidden`) is not kept pending: its mutations are
+  /// dropped as refused and the value goes back to the confirmed one; until the retry interval
+  /// later mutations are refused at once, with no round trip; the first after it is sent, so
+  /// that a permission granted meanwhile takes effect.
+  @Test func aForbiddenWriteIsRefusedAndLaterOnesAtOnce() {
+    var machine = synced()
+    _ = machine.handle(mutated(1, 1), at: t0)
+    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
+      Issue.record("expected an encoding")
+      return
+    }
+    _ = machine.encoded(request, .success(Data("1".utf8)), at: t0)
+    _ = machine.handle(mutated(2, 2), at: t0)
+    let refused = machine.handle(
+      .reply(.error(code: .forbidden, message: "not writable", key: "k", write: request.id)),
+      at: t0)
+    #expect(refused.contains(.refused(key: 0, sequences: 1...2)), "\(refused)")
+    #expect(refused.contains(.rebase(0)) && refused.contains(.notify(0)), "\(refused)")
+    #expect(!machine.keys[0].hasUnconfirmedWrites && machine.keys[0].writesInFlight == 0)
+    #expect((machine.keys[0].saveError as? BrokerError)?.code == .refused(.forbidden))
+    let rebase = machine.rebaseDue(0)
+    #expect(rebase?.confirmedThrough == 2)
+    _ = machine.rebased(rebase!.result(decoded: nil, local: KeyValue(0), through: 2))
+    #expect(machine.keys[0].local == KeyValue(0))
+
+    // Within the retry interval: refused at once.
+    let soon = t0 + .milliseconds(10)
+    _ = machine.handle(mutated(3, 1), at: soon)
+    let atOnce = machine.handle(.turn, at: soon)
+    #expect(atOnce.contains(.refused(key: 0, sequences: 3...3)), "\(atOnce)")
+    #expect(!atOnce.contains { if case .encode = $0 { true } else { false } })
+    _ = machine.rebased(machine.rebaseDue(0)!.result(decoded: nil, local: KeyValue(0), through: 3))
+
+    // After it: sent to the broker, which may have granted the write meanwhile.
+    let later = t0 + .milliseconds(600)
+    _ = machine.handle(.turn, at: later)
+    _ = machine.handle(mutated(4, 1), at: later)
+    let sent = machine.handle(.turn, at: later)
+    #expect(sent.contains { if case .encode = $0 { true } else { false } }, "\(sent)")
+  }
+
   /// A refusal of the client's key as a whole (removed from the allow-list by a reload, or a
   /// client id that is another key's) makes the client refused, with the broker's reason, until
   /// an answer that is not a refusal (the key was put back).

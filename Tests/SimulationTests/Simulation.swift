@@ -62,6 +62,10 @@ final class Simulation {
     var impostorsRefused = 0
     /// Client keys a reload took off the brokers' allow-lists for a while.
     var keysRevoked = 0
+    /// Client keys a reload made read-only on one key for a while.
+    var keysMadeReadOnly = 0
+    /// Mutations the brokers refused (`forbidden`), which their clients dropped.
+    var mutationsRefused = 0
     /// Sim time from the end of the faults until every live client held the broker's value.
     var settled = Duration.zero
   }
@@ -91,6 +95,8 @@ final class Simulation {
     case probed(broker: Int, run: Int, sent: Duration, answered: Bool)
     /// A reload puts the client's key back on every broker's allow-list.
     case keyRestored(client: Int)
+    /// A reload lets the client's key write every key again.
+    case writesRestored(client: Int)
     case spawn
     case check
   }
@@ -189,12 +195,25 @@ final class Simulation {
   private var revoked: Set<Int> = []
   /// Whose keys are off, until the reload that puts them back: the world settles after.
   private var pendingRestores = 0
+  /// The clients whose keys a reload made read-only on one key (by index) for a while.
+  private var readOnly: [Int: Int] = [:]
+  /// Every client and key index that was ever read-only (or off the allow-lists): only their
+  /// mutations may be refused.
+  private var everReadOnly: Set<[Int]> = []
 
-  /// The brokers' allow-list now: every client's key but the revoked ones, and the impostor's.
+  /// The brokers' allow-list now: every client's key but the revoked ones (read-only on a key
+  /// for some), and the impostor's.
   private var allowList: AllowList {
-    AllowList(
-      allowing: clients.indices.filter { !revoked.contains($0) }.map { clients[$0].key }
-        + ["impostor"])
+    var list = AllowList(allowing: ["impostor"])
+    for index in clients.indices where !revoked.contains(index) {
+      list.entries[clients[index].key] =
+        readOnly[index].map { readable in
+          KeyPermissions(
+            read: [KeyPattern("*")],
+            write: keys.indices.filter { $0 != readable }.map { KeyPattern(keys[$0]) })
+        } ?? .all
+    }
+    return list
   }
 
   /// The brokers' configuration: CURVE, whose only part the machine reads is the allow-list.
@@ -271,6 +290,7 @@ final class Simulation {
       }
     }
     try finalChecks()
+    outcome.mutationsRefused = clients.reduce(0) { $0 + $1.storage.refusedWriteCount() }
     outcome.clustered = etcd != nil
     outcome.expiredRecords = etcd?.expiredRecords ?? 0
     return outcome
@@ -455,6 +475,11 @@ final class Simulation {
       pendingRestores -= 1
       revoked.remove(index)
       note { "\(clients[index].id.prefix(4))'s key is back on the allow-lists" }
+      reloadAllowLists()
+    case .writesRestored(let index):
+      pendingRestores -= 1
+      readOnly[index] = nil
+      note { "\(clients[index].id.prefix(4))'s key may write every key again" }
       reloadAllowLists()
     case .check:
       try check()
@@ -889,10 +914,21 @@ final class Simulation {
     case 8 where !revoked.contains(client.index):
       note { "fault: \(client.id.prefix(4))'s key is taken off the allow-lists" }
       revoked.insert(client.index)
+      // A removed key's writes are refused like a read-only key's.
+      everReadOnly.formUnion(keys.indices.map { [client.index, $0] })
       pendingRestores += 1
       outcome.keysRevoked += 1
       reloadAllowLists()
       schedule(after: random.duration(.milliseconds(100), .seconds(3)), .keyRestored(client: client.index))
+    case 9 where readOnly[client.index] == nil:
+      let key = Int.random(in: keys.indices, using: &random)
+      note { "fault: \(client.id.prefix(4))'s key may only read \(keys[key])" }
+      readOnly[client.index] = key
+      everReadOnly.insert([client.index, key])
+      pendingRestores += 1
+      outcome.keysMadeReadOnly += 1
+      reloadAllowLists()
+      schedule(after: random.duration(.milliseconds(100), .seconds(3)), .writesRestored(client: client.index))
     case 7:
       let jump = random.duration(.milliseconds(100), .seconds(5))
       note { "fault: \(client.id.prefix(4))'s clock jumps \(jump)" }
@@ -925,6 +961,21 @@ final class Simulation {
     }
   }
 
+  /// Mutations of `client`'s missing from `key`: no more than the client's mutations the
+  /// brokers refused, and only from a client that was read-only on the key.
+  private func checkRefusals(
+    _ missing: [String], of client: SimulatedClient, _ key: Int, _ problem: String
+  ) throws {
+    let refused = client.storage.refusedWriteCount(of: [keys[key]])
+    if refused > 0, !everReadOnly.contains([client.index, key]) {
+      throw failure("\(client.id) had \(refused) mutations of \(keys[key]) refused, never read-only")
+    }
+    if missing.count > refused {
+      throw failure(
+        "mutation \(missing[0]) of \(client.id) \(problem) (\(missing.count) missing, \(refused) refused)")
+    }
+  }
+
   /// At a restart: which confirmed mutations can survive it (in the loaded data, or in the
   /// newest copy a live client holds). A live client's must; a dead client's may be lost.
   private func declareLosses() throws {
@@ -949,13 +1000,13 @@ final class Simulation {
         kept.formUnion(confirmed.counts.keys)
       }
       for client in clients {
-        for tag in client.confirmedTags(keyIndex) where !kept.contains(tag) {
-          guard !client.alive else {
-            throw failure(
-              "mutation \(tag), confirmed to live client \(client.id), has no copy left")
-          }
-          lost.insert(tag)
+        let gone = client.confirmedTags(keyIndex).filter { !kept.contains($0) }
+        guard !client.alive else {
+          // Refused mutations count as confirmed (they are no longer pending), but no copy has them.
+          try checkRefusals(gone, of: client, keyIndex, "has no copy left")
+          continue
         }
+        lost.formUnion(gone)
       }
     }
   }
@@ -1045,13 +1096,13 @@ final class Simulation {
           if count > 1 {
             throw failure("mutation \(tag) is in the final \(key) \(count) times")
           }
-          if count == 0, confirmed.contains(tag), !lost.contains(tag) {
-            throw failure("mutation \(tag), confirmed to \(client.id), is not in the final \(key)")
-          }
-          if count == 0, client.alive {
-            throw failure("mutation \(tag) of live client \(client.id) is not in the final \(key)")
-          }
         }
+        // Missing: a live client's mutations, a dead one's the broker confirmed; unless lost
+        // with a broker's data, or refused.
+        let missing = (client.alive ? client.tags[keyIndex][...] : confirmed).filter {
+          tally.counts[$0] == nil && !lost.contains($0)
+        }
+        try checkRefusals(missing, of: client, keyIndex, "is not in the final \(key)")
         if client.alive, let handshake = client.storage.withConnection(\.handshakeFailure) {
           throw failure("\(client.id) still reports a failed handshake: \(handshake.reason)")
         }

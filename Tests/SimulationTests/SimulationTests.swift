@@ -50,6 +50,8 @@ import Testing
         + "\(results.failedHandshakes) handshakes closed, \(results.settledOwnUpdates) own updates "
         + "dropped undecoded, \(results.impostorsRefused) HELLOs with another key's client id refused, "
         + "\(results.keysRevoked) client keys taken off the allow-lists for a while, "
+        + "\(results.keysMadeReadOnly) made read-only on a key for a while "
+        + "(\(results.mutationsRefused) mutations refused and undone), "
         + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd (\(results.expiredRecords) "
         + "client records expired, etcd judged unavailable \(results.unavailableVerdicts) times, \(results.movesToLearned) moves to a "
         + "broker a client learned of); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
@@ -92,6 +94,8 @@ private struct Summary: Sendable {
   var settledOwnUpdates = 0
   var impostorsRefused = 0
   var keysRevoked = 0
+  var keysMadeReadOnly = 0
+  var mutationsRefused = 0
   var worstSettle = Duration.zero
   var failures: [Simulation.Failure] = []
 
@@ -111,6 +115,8 @@ private struct Summary: Sendable {
       settledOwnUpdates += outcome.settledOwnUpdates
       impostorsRefused += outcome.impostorsRefused
       keysRevoked += outcome.keysRevoked
+      keysMadeReadOnly += outcome.keysMadeReadOnly
+      mutationsRefused += outcome.mutationsRefused
       worstSettle = max(worstSettle, outcome.settled)
     } catch let failure as Simulation.Failure {
       failures.append(failure)
@@ -133,6 +139,8 @@ private struct Summary: Sendable {
     settledOwnUpdates += other.settledOwnUpdates
     impostorsRefused += other.impostorsRefused
     keysRevoked += other.keysRevoked
+    keysMadeReadOnly += other.keysMadeReadOnly
+    mutationsRefused += other.mutationsRefused
     worstSettle = max(worstSettle, other.worstSettle)
     failures += other.failures
   }

@@ -92,6 +92,8 @@ final class ClientDriver {
         if !notify.contains(index) { notify.append(index) }
       case .confirmed(let index, let through):
         slots[index].confirm(through: through)
+      case .refused(let index, let sequences):
+        slots[index].refuse(sequences)
       case .turn:
         queue += machine.handle(.turn, at: now)
       case .connection(let connection):

@@ -501,6 +501,8 @@ struct ClientMachine {
     let confirmed = keys[index].confirmedThrough
     let output = keys[index].handle(event)
     deadlines[index] = output.deadline
+    // Refused mutations leave the pending ones as refused, before the rest go as confirmed.
+    if let refused = output.refused { actions.append(.refused(key: index, sequences: refused)) }
     if keys[index].confirmedThrough != confirmed {
       actions.append(.confirmed(key: index, through: keys[index].confirmedThrough))
     }
@@ -607,6 +609,9 @@ enum ClientAction: Equatable {
   case notify(Int)
   /// The broker confirmed the key's mutations through this sequence: they are never re-applied.
   case confirmed(key: Int, through: UInt64)
+  /// The broker refused to let this client write the key (`forbidden`): these mutations are
+  /// dropped, never applied or sent again.
+  case refused(key: Int, sequences: ClosedRange<UInt64>)
   /// Take another turn: writes may go out.
   case turn
   /// The connection's new state.
@@ -651,7 +656,7 @@ extension ClientAction {
     case .progressed: .progressed
     case .turn: .turn
     case .send, .subscribe, .connectDealer, .connectSubscriber, .disconnectSubscriber, .encode,
-      .confirmed, .connection, .handshake, .brokerUnavailable, .log:
+      .confirmed, .refused, .connection, .handshake, .brokerUnavailable, .log:
       nil
     }
   }

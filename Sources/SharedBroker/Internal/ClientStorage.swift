@@ -144,10 +144,7 @@ final class ClientStorage: Sendable {
   /// The broker's refusal to this client's key (`forbidden`), which waiting cannot change,
   /// among the keys named in `keys` (all keys for `nil`): of a read, or with `writes`, of a write.
   func forbidden(_ keys: [String]?, writes: Bool) -> BrokerError? {
-    let slots = shared.withLock { shared in
-      keys.map { $0.compactMap { shared.indices[$0].map { shared.slots[$0] } } } ?? shared.slots
-    }
-    for slot in slots {
+    for slot in slots(named: keys) {
       let errors = slot.state.withLock { [$0.loadError] + (writes ? [$0.saveError] : []) }
       if let refusal = errors.first(where: KeyMachine.isForbidden) as? BrokerError {
         return refusal
@@ -156,13 +153,23 @@ final class ClientStorage: Sendable {
     return nil
   }
 
+  /// The slots of the keys named in `keys` (all keys for `nil`).
+  private func slots(named keys: [String]?) -> [KeySlot] {
+    shared.withLock { shared in
+      keys.map { $0.compactMap { shared.indices[$0].map { shared.slots[$0] } } } ?? shared.slots
+    }
+  }
+
   /// How many mutations of the keys named in `keys` (all keys for `nil`) await the broker's
   /// confirmation.
   func unconfirmedWriteCount(of keys: [String]? = nil) -> Int {
-    let slots = shared.withLock { shared in
-      keys.map { $0.compactMap { shared.indices[$0].map { shared.slots[$0] } } } ?? shared.slots
-    }
-    return slots.reduce(0) { $0 + $1.unconfirmedWriteCount }
+    slots(named: keys).reduce(0) { $0 + $1.unconfirmedWriteCount }
+  }
+
+  /// How many mutations of the keys named in `keys` (all keys for `nil`) the broker refused
+  /// (`forbidden`).
+  func refusedWriteCount(of keys: [String]? = nil) -> Int {
+    slots(named: keys).reduce(0) { $0 + $1.refusedWriteCount }
   }
 
   /// The brokers the client moves among, and the one its DEALER connects to.

@@ -138,6 +138,8 @@ struct KeyMachine {
   private var writers = RecentWriters()
   /// The broker has not refused this client's copies of the key (its key may not write it).
   private var mayOfferCopies = true
+  /// Mutations refused since the last event: their sequences, for the key's slot to drop.
+  private var refusedNow: ClosedRange<UInt64>?
 
   /// Whether `error` is the broker's refusal to this client's key.
   static func isForbidden(_ error: (any Error)?) -> Bool {
@@ -293,6 +295,7 @@ struct KeyMachine {
       case .synced(var state) where state.retryAfter.map { now >= $0 } ?? false:
         // Writes may go out again (the flush that follows sends them).
         state.retryAfter = nil
+        state.refusesWrites = false
         phase = .synced(state)
       default:
         break
@@ -321,6 +324,8 @@ struct KeyMachine {
       output.progressed = output.send != nil || output.usedID
     }
     output.deadline = deadline
+    output.refused = refusedNow
+    refusedNow = nil
     output.changed = takeUnnotified()
     output.rebase = needsRebase
     return output
@@ -389,10 +394,15 @@ struct KeyMachine {
     case .error(let code, let text, _, let write?):
       guard isSyncedPhase, sent.contains(where: { $0.id == write }) else { break }
       // Nothing in flight was applied (a storage failure, or a broker collecting copies after
-      // a restart); all of it is retried after the retry interval.
+      // a restart); all of it is retried after the retry interval, unless this client's key
+      // may not write the key: retrying cannot change that, so the mutations are refused.
       sent = []
       retryWrites(after: now)
       if code != .seeding { refused(code, text) }
+      if code == .forbidden {
+        whileSynced { $0.refusesWrites = true }
+        refusePending()
+      }
       output.progressed = true
     case .update(_, let version, let writer, let write, let value):
       (output.send, output.progressed) = update(
@@ -490,8 +500,13 @@ struct KeyMachine {
       hasUnconfirmedWrites, nextSequence - 1 > sent.last?.coversThrough ?? confirmedThrough
     else { return nil }
     if let retry = state.retryAfter {
-      guard now >= retry else { return nil }
+      guard now >= retry else {
+        // Refused at once, rather than left pending: the broker refused the last ones.
+        if state.refusesWrites { refusePending() }
+        return nil
+      }
       state.retryAfter = nil
+      state.refusesWrites = false
       phase = .synced(state)
     }
     // Computed on an older confirmed value, the local one would undo that value's writes: the
@@ -537,7 +552,20 @@ struct KeyMachine {
     return (write, true)
   }
 
-  /// The broker refused the writes in flight (or would have); they stay pending.
+  /// Drops the pending mutations this machine knows of: the broker refused to let this client
+  /// write the key. The local value goes back to the confirmed one (with the mutations the
+  /// rebase finds in the slot that this machine has not heard of yet, still pending).
+  private mutating func refusePending() {
+    guard hasUnconfirmedWrites else { return }
+    let first = confirmedThrough + 1
+    let through = nextSequence - 1
+    refusedNow = (refusedNow?.lowerBound ?? first)...through
+    confirmedThrough = through
+    needsRebase = true
+  }
+
+  /// The broker refused the writes in flight (or would have); they stay pending, unless the
+  /// refusal is `forbidden`.
   private mutating func refused(_ code: BrokerErrorCode, _ text: String) {
     failed(
       BrokerError(
@@ -655,6 +683,9 @@ struct KeyOutput {
   var changed = false
   /// The local value is stale: a rebase is due.
   var rebase = false
+  /// The sequences of the mutations the broker refused (`forbidden`): the key's slot drops
+  /// them as refused, and the rebase leaves them out.
+  var refused: ClosedRange<UInt64>?
 }
 
 /// Where a key stands with the broker, per connection, with what only that phase needs.
@@ -675,4 +706,8 @@ struct SyncedState: Equatable {
   var window: Int?
   /// Writes wait until then: the broker refused the last ones, or would have.
   var retryAfter: ContinuousClock.Instant?
+  /// The last writes were refused as `forbidden`: until `retryAfter`, mutations are refused
+  /// here at once; the first one after it goes to the broker, so a permission granted
+  /// meanwhile takes effect.
+  var refusesWrites = false
 }

@@ -30,6 +30,8 @@ final class KeySlot: Sendable {
     var pending: Deque<Mutation> = []
     /// The sequence the next mutation gets.
     var nextSequence: UInt64 = 1
+    /// How many mutations the broker refused (`forbidden`), which were dropped.
+    var refusedCount = 0
     /// Tells the key's reference of its value (or errors) and the value's stamp; `nil` once the
     /// client closed.
     var tell: (@Sendable (KeyValue, UInt64, _ onlyTheValue: Bool) -> Void)?
@@ -90,9 +92,22 @@ final class KeySlot: Sendable {
   /// How many mutations the broker has not confirmed.
   var unconfirmedWriteCount: Int { state.withLock { $0.pending.count } }
 
+  /// How many mutations the broker refused (`forbidden`), which were dropped.
+  var refusedWriteCount: Int { state.withLock { $0.refusedCount } }
+
   /// The client closed: the reference keeps its value, and hears nothing more.
   func close() {
     state.withLock { $0.tell = nil }
+  }
+
+  /// Drops the mutations the broker refused, counting them.
+  func refuse(_ sequences: ClosedRange<UInt64>) {
+    state.withLock { state in
+      while let first = state.pending.first, first.sequence <= sequences.upperBound {
+        if sequences.contains(first.sequence) { state.refusedCount += 1 }
+        state.pending.removeFirst()
+      }
+    }
   }
 
   /// Drops the mutations the broker confirmed, through `sequence`.
