@@ -21,6 +21,12 @@ For `make bench` (the web front's section):
   browser_check.py URL watch TABS EXPECTED
       Opens TABS tabs, prints "ready" once all are connected, "done" once all show EXPECTED.
 
+With a key that may only read the page's key:
+  browser_check.py URL refused TAPS EXPECTED
+      Opens a tab, waits until it shows EXPECTED, taps + TAPS times, then waits until it shows
+      EXPECTED again with nothing pending and prints "refused COUNT PENDING REFUSED PROBLEM"
+      (REFUSED: the taps the page counts as refused; PROBLEM: the page's problem line).
+
 With no broker to answer yet:
   browser_check.py URL unsynced EXPECTED
       Opens a tab and prints what it shows before any broker answered: "unsynced STATE COUNT
@@ -189,7 +195,33 @@ def unsynced(url, expected):
         driver.quit()
 
 
+def refused(url, taps, expected):
+    driver = open_tab(url)
+    try:
+        if not connected(driver) or not wait_until(lambda: shown(driver)[0] == expected, 30):
+            say("the tab did not show " + expected + ": " + shown(driver)[0])
+            return 1
+        button = driver.find_element(By.ID, "increment")
+        for _ in range(taps):
+            button.click()
+
+        def problem():
+            return driver.find_element(By.ID, "problem").text
+
+        status = 0 if wait_until(
+            lambda: shown(driver) == (expected, 0) and "read-only" in problem()
+            and driver.execute_script("return window.sharedMirror.refused") == taps, 30) else 1
+        count, pending = shown(driver)
+        refused = driver.execute_script("return window.sharedMirror.refused")
+        say(f"refused {count} {pending} {refused} {problem()}")
+        return status
+    finally:
+        driver.quit()
+
+
 def main():
+    if sys.argv[2] == "refused":
+        return refused(sys.argv[1], int(sys.argv[3]), sys.argv[4])
     if sys.argv[2] == "unsynced":
         return unsynced(sys.argv[1], sys.argv[3])
     if sys.argv[2] == "timed":

@@ -34,8 +34,9 @@ struct BrowserTests {
       [repositoryFile("Scripts/browser_check.py").path] + arguments)
   }
 
-  static func profileCount(_ router: String) async throws -> String {
-    let profile = try await ChildProcess("profile", ["--broker", router, "--once", "--print", "json"])
+  static func profileCount(_ router: String, _ credentials: [String] = []) async throws -> String {
+    let profile = try await ChildProcess(
+      "profile", ["--broker", router, "--once", "--print", "json"] + credentials)
     #expect(await profile.waitForExit() == 0, "\(profile.printed)")
     return profile.printed.split(separator: "\n").last.map(String.init) ?? ""
   }
@@ -129,6 +130,28 @@ struct BrowserTests {
     defer { broker.signal(SIGTERM) }
     #expect(await tab.waitForExit() == 0, "\(tab.printed)")
     #expect(tab.printed.contains("tab 7 0\n"), "\(tab.printed)")
+  }
+
+  /// A front whose key may only read the page's key: the tab's taps are refused and undone (the
+  /// count stays the broker's, nothing waits), and the page says `read-only` with how many.
+  @Test func aReadOnlyFrontsTapsAreRefusedAndUndone() async throws {
+    let keys = try await CurveKeys(clients: ["writer", "web"])
+    defer { keys.remove() }
+    try keys.allow([("writer", ""), ("web", "read=stats")])
+    let (broker, router, _) = try await startBroker(keys.brokerArguments)
+    defer { broker.signal(SIGTERM) }
+    let counter = try await ChildProcess(
+      "counter", ["--broker", router, "--script", "+x2", "--print", "json"] + keys.credentials("writer"))
+    #expect(await counter.waitForExit() == 0, "\(counter.printed)")
+    let (web, url) = try await Self.startWeb(router, try keys.credentials("web"))
+    defer { web.signal(SIGTERM) }
+    let tab = try await Self.browser([url, "refused", "3", "2"])
+    #expect(await tab.waitForExit() == 0, "\(tab.printed)")
+    #expect(tab.printed.contains("refused 2 0 3 read-only · 3 taps refused · "), "\(tab.printed)")
+    #expect(tab.printed.contains(#"key "stats" is not writable"#), "\(tab.printed)")
+    #expect(
+      try await Self.profileCount(router, try keys.credentials("writer"))
+        == #"{"count":2,"maxCount":2,"minCount":0,"numberOfCounts":2}"#)
   }
 
   /// Given a cluster's two brokers, a tab taps while the broker it talks to is SIGKILLed: the

@@ -30,33 +30,18 @@ struct CurveProgramsTests {
   /// `counter --script` that taps exits 1 at once (not after its timeout), naming the key the
   /// broker refused, its tap undone; a profile of another key is refused at once, naming it.
   @Test func aReadOnlyKeyReadsAndItsTapsAreRefused() async throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("curve-\(UUID())")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let path = { (name: String) in directory.appendingPathComponent(name).path }
-    for name in ["server", "writer", "reader"] {
-      #expect(
-        try await runCommand(productsDirectory.appendingPathComponent("broker").path, ["keygen", path(name)])
-          .status == 0)
-    }
-    let key = { (name: String) in
-      try String(contentsOfFile: path(name), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-    try "\(key("writer.pub"))\n\(key("reader.pub")) read=stats\n".write(
-      toFile: path("allowed.txt"), atomically: true, encoding: .utf8)
-    let (broker, router, _) = try await startBroker([
-      "--curve-secret-file", path("server.key"), "--allow-keys", path("allowed.txt"),
-    ])
+    let keys = try await CurveKeys(clients: ["writer", "reader"])
+    defer { keys.remove() }
+    try keys.allow([("writer", ""), ("reader", "read=stats")])
+    let (broker, router, _) = try await startBroker(keys.brokerArguments)
     defer { broker.signal(SIGTERM) }
-    let credentials = { (name: String) in
-      ["--curve-server-key", try key("server.pub"), "--curve-key-file", path(name)]
-    }
+    let credentials = { (name: String) in try keys.credentials(name) }
     let writer = try await ChildProcess(
-      "counter", ["--broker", router, "--script", "+x2", "--print", "json"] + credentials("writer.key"))
+      "counter", ["--broker", router, "--script", "+x2", "--print", "json"] + credentials("writer"))
     #expect(await writer.waitForExit() == 0, "\(writer.printed)")
 
     let reader = try await ChildProcess(
-      "profile", ["--broker", router, "--once", "--print", "json"] + credentials("reader.key"))
+      "profile", ["--broker", router, "--once", "--print", "json"] + credentials("reader"))
     #expect(await reader.waitForExit() == 0, "\(reader.printed)")
     #expect(reader.printed.contains(#""count":2"#), "\(reader.printed)")
 
@@ -64,7 +49,7 @@ struct CurveProgramsTests {
     let tapper = try await ChildProcess(
       "counter",
       ["--broker", router, "--script", "+x1", "--print", "json", "--timeout", "60"]
-        + credentials("reader.key"))
+        + credentials("reader"))
     #expect(await tapper.waitForExit() == 1, "\(tapper.printed)")
     #expect(ContinuousClock.now - started < .seconds(30), "it waited for its timeout")
     #expect(
@@ -76,7 +61,7 @@ struct CurveProgramsTests {
     let stranger = try await ChildProcess(
       "profile",
       ["--broker", router, "--key", "other", "--once", "--print", "json", "--timeout", "60"]
-        + credentials("reader.key"))
+        + credentials("reader"))
     #expect(await stranger.waitForExit() == 1, "\(stranger.printed)")
     #expect(stranger.printed.contains(#"key "other" is not readable"#), "\(stranger.printed)")
     // With --print json, the refusal is the printed object's problem too.
@@ -84,10 +69,10 @@ struct CurveProgramsTests {
 
     // A reader whose key a reload removes says so, not `connected` with an old value.
     let watching = try await ChildProcess(
-      "profile", ["--broker", router, "--print", "json"] + credentials("reader.key"))
+      "profile", ["--broker", router, "--print", "json"] + credentials("reader"))
     defer { watching.signal(SIGTERM) }
     #expect(await watching.waitForOutput(containing: #""count":2"#) != nil, "\(watching.printed)")
-    try "\(key("writer.pub"))\n".write(toFile: path("allowed.txt"), atomically: true, encoding: .utf8)
+    try keys.allow([("writer", "")])
     broker.signal(SIGHUP)
     #expect(await broker.waitForOutput(containing: "Reloaded the allow-list") != nil)
     #expect(

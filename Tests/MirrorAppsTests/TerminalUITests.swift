@@ -255,6 +255,32 @@ struct TerminalUITests {
     }
   }
 
+  /// A counter whose key may only read the key shows `read-only` once a tap is refused, undoes
+  /// it (the count stays the broker's, nothing waits), refuses the next ones at once, and
+  /// quitting says how many taps were refused.
+  @Test func aReadOnlyCounterRefusesTapsAtOnce() async throws {
+    let keys = try await CurveKeys(clients: ["reader"])
+    defer { keys.remove() }
+    try keys.allow([("reader", "read=stats")])
+    let (broker, router, _) = try await startBroker(keys.brokerArguments)
+    defer { broker.signal(SIGTERM) }
+    let credentials = try keys.credentials("reader").map { "'\($0)'" }.joined(separator: " ")
+    try await withServer {
+      let counter = try await startSession(
+        width: 200, running: "counter --broker \(router) \(credentials)")
+      _ = try await screen(counter, showing: "connected")
+      for _ in 0..<3 { try await tmux("send-keys", "-t", counter, "+") }
+      let refused = try await screen(counter, showing: "3 taps refused")
+      #expect(refused.contains("read-only"), "\(refused)")
+      #expect(refused.contains("count  0"), "the taps are undone: \(refused)")
+      #expect(!refused.contains("wait"), "nothing is left pending: \(refused)")
+      try await tmux("send-keys", "-t", counter, "q")
+      let ended = try await screen(counter, showing: "EXIT=")
+      #expect(ended.contains("3 taps were refused by the broker at \(router)"), "\(ended)")
+      #expect(ended.contains("EXIT=1"), "\(ended)")
+    }
+  }
+
   /// A broker that refused the client will not confirm its taps: quitting says so at once,
   /// without waiting out a timeout.
   @Test func quittingARefusedCounterReportsTheLostTaps() async throws {

@@ -69,7 +69,9 @@ mirror.subscribe(() => {
   // until a write goes through again.
   const problem = element("problem");
   problem.hidden = !mirror.problem;
-  problem.textContent = mirror.problem ? `The broker refused: ${mirror.problem}` : "";
+  const refused = mirror.refused === 1 ? "1 tap refused" : `${mirror.refused} taps refused`;
+  const readOnly = mirror.readOnly ? `read-only · ${refused} · ` : "";
+  problem.textContent = mirror.problem ? `${readOnly}The broker refused: ${mirror.problem}` : "";
   const pending = element("pending");
   const waiting = mirror.pending;
   pending.hidden = waiting === 0;

@@ -46,6 +46,11 @@ class SharedKey {
     this.buffered = []; // updates that came before the snapshot
     this.listeners = new Set();
     this.retry = null;
+    // The broker refused this tab's writes of the key (forbidden): how many mutations were
+    // undone, and until when new ones are refused here at once.
+    this.readOnly = false;
+    this.refusedCount = 0;
+    this.refusingUntil = 0;
   }
 
   get value() {
@@ -72,6 +77,12 @@ class SharedKey {
   /// Mutates the value: `mutate` gets a copy and changes it in place (or returns a new value). It
   /// runs again on every newer value the broker confirms until its write is confirmed.
   withLock(mutate) {
+    if (performance.now() < this.refusingUntil) {
+      // The broker just refused this tab's writes: refused at once, not left pending.
+      this.refusedCount += 1;
+      this.changed();
+      return;
+    }
     this.mutations.push({ sequence: this.mirror.nextSequence++, mutate });
     this.changed();
     this.flush();
@@ -159,6 +170,7 @@ class SharedKey {
   applied(write) {
     // A write went through: what the broker refused before is over.
     this.mirror.problem = null;
+    this.readOnly = false;
     this.record(this.mirror.clientID, write);
     this.confirmInFlight();
     this.unresolved = this.unresolved.filter((sent) => sent.write > write);
@@ -237,6 +249,18 @@ class SharedKey {
 
   refused(code, write) {
     if (write && this.inFlight && write === this.inFlight.write) {
+      if (code === "forbidden") {
+        // This tab's key may not write the key: waiting cannot change that, so the taps are
+        // undone, and later ones refused at once until the retry, which goes to the broker (a
+        // permission granted meanwhile takes effect).
+        this.inFlight = null;
+        this.refusedCount += this.mutations.length;
+        this.mutations = [];
+        this.readOnly = true;
+        this.refusingUntil = performance.now() + 500;
+        this.changed();
+        return;
+      }
       if (code === "too-large") {
         // It can never be stored: its mutations are dropped, and the tab hears why.
         this.confirmInFlight();
@@ -315,6 +339,19 @@ export class SharedMirror {
   get pending() {
     let count = 0;
     for (const key of this.keys.values()) count += key.pending;
+    return count;
+  }
+
+  /// Whether the broker refused this tab's last writes of a key (its key may only read it).
+  get readOnly() {
+    for (const key of this.keys.values()) if (key.readOnly) return true;
+    return false;
+  }
+
+  /// How many mutations the broker refused (forbidden), which were undone.
+  get refused() {
+    let count = 0;
+    for (const key of this.keys.values()) count += key.refusedCount;
     return count;
   }
 
