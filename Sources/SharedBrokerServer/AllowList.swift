@@ -150,6 +150,20 @@ public struct KeyPermissions: Sendable, Equatable {
   }
 }
 
+extension KeyPermissions: CustomStringConvertible {
+  /// As an allow-list line writes them (`read=stats write=profile.*`), or `every key` for a line
+  /// with neither field.
+  public var description: String {
+    // A line with `read=` alone may write nothing.
+    let readOnly = write?.isEmpty ?? false
+    let fields = [("read", readOnly ? read ?? [KeyPattern("*")] : read), ("write", readOnly ? nil : write)]
+      .compactMap { name, patterns in
+        patterns.map { "\(name)=\($0.map(\.description).joined(separator: ","))" }
+      }
+    return fields.isEmpty ? "every key" : fields.joined(separator: " ")
+  }
+}
+
 extension KeyPermissions {
   /// The topics a subscriber with these permissions gets for its subscription to `prefix`
   /// (ZeroMQ matches topics by prefix): never one that could carry a key it may not read.

@@ -320,8 +320,9 @@ struct Broker: AsyncParsableCommand {
         "Reloaded the allow-list",
         metadata: [
           "file": "\(path)", "keys": "\(list.entries.count)",
-          "added": "\(changes.added)", "removed": "\(changes.removed)",
-          "changed": "\(changes.changed)",
+          "added": "\(changes.added.map { "\($0) \(list.entries[$0]!)" })",
+          "removed": "\(changes.removed)",
+          "changed": "\(changes.changed.map { "\($0) \(list.entries[$0]!)" })",
         ])
     }
   }

@@ -74,7 +74,9 @@ struct CurveProgramsTests {
     #expect(await watching.waitForOutput(containing: #""count":2"#) != nil, "\(watching.printed)")
     try keys.allow([("writer", "")])
     broker.signal(SIGHUP)
-    #expect(await broker.waitForOutput(containing: "Reloaded the allow-list") != nil)
+    let reloaded = try #require(await broker.waitForOutput(containing: "Reloaded the allow-list"))
+    // What changed, with the permissions now in force.
+    #expect(reloaded.contains("removed=[\"\(try keys.publicKey("reader"))\"]"), "\(reloaded)")
     #expect(
       await watching.waitForOutput(containing: "no longer on the broker's allow-list") != nil,
       "\(watching.printed)")

@@ -91,4 +91,13 @@ struct AllowListTests {
     #expect(changes.added == [keys[2]] && changes.removed == [keys[0]] && changes.changed == [keys[1]])
     #expect(old.changes(from: old).isEmpty)
   }
+
+  /// Permissions read as the allow-list line that gives them, for the reload's log.
+  @Test func permissionsReadAsTheirLine() throws {
+    let line = "read=stats,user.* write=profile.*"
+    let list = try AllowList(parsing: "\(keys[0]) \(line)\n\(keys[1])\n\(keys[2]) read=a")
+    #expect(list.entries[keys[0]]?.description == line)
+    #expect(list.entries[keys[1]]?.description == "every key")
+    #expect(list.entries[keys[2]]?.description == "read=a")
+  }
 }
