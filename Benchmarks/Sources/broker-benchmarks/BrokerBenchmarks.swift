@@ -47,7 +47,7 @@ enum BrokerBenchmarks {
   /// The sections, in the order they run.
   static let sections = [
     "store-send", "latency", "throughput", "staleness", "contention", "scale", "durability",
-    "failover", "cluster", "short-lived", "cas", "clients", "web",
+    "failover", "cluster", "short-lived", "cas", "clients", "web", "permissions",
   ]
 
   static func harness(bin: String, runs: Int, only: Set<String>) async throws {
@@ -120,6 +120,17 @@ enum BrokerBenchmarks {
       var webRuns: [Runs.WebFrontRun] = []
       for _ in 0..<runs { webRuns.append(try runner.webFront()) }
       report.webFront(webRuns)
+    }
+    if wanted("permissions") {
+      var costs: [Runs.AllowListShape: [Double]] = [:]
+      for _ in 0..<runs {
+        // Alternated within each run, as the latency paths are.
+        for shape in Runs.AllowListShape.allCases {
+          costs[shape, default: []].append(
+            try await runner.permissionsCost(shape, writes: writes, pace: Runs.pace))
+        }
+      }
+      report.permissions(writes: writes, pace: Runs.pace, costs)
     }
     try report.write()
   }

@@ -309,6 +309,31 @@ struct Report {
       ])
   }
 
+  /// The permissions section: per shape of broker, the broker's CPU per write of each run.
+  mutating func permissions(writes: Int, pace: Double, _ runs: [Runs.AllowListShape: [Double]]) {
+    let shapes = Runs.AllowListShape.allCases
+    let one = runs[.oneKey] ?? [], thousand = runs[.thousandKeys] ?? []
+    let ratio = median(thousand) / median(one)
+    section(
+      "What the permission check costs the broker",
+      [
+        "One CURVE writer, \(writes) writes \(format(pace, 0)) µs apart on one key, no readers; the "
+          + "broker's CPU per write. Each request is checked against the writer's permissions "
+          + "(the list's entry for its key, then its patterns).",
+        "",
+        "| broker | broker CPU per write (µs) |",
+        "|---|---:|",
+      ] + shapes.map { shape in
+        "| \(shape.name) | \(format(median(runs[shape] ?? []), 1)) |"
+      } + [
+        "",
+        "1,000 keys with patterns against 1 key: **\(format(ratio, 2))×**, "
+          + "a difference of \(format((ratio - 1) * 100, 1))%"
+          + goal((ratio - 1) * 100, atMost: 5, unit: "%")
+          + ". Per run (noise): \(spread(zip(thousand, one).map { $0 / $1 }))×.",
+      ])
+  }
+
   mutating func durability(with: [Double], without: [Double], etcd: [Double]) {
     chart(
       "durability.dat",
