@@ -42,8 +42,9 @@ public final class BrokerServer: Service, Sendable {
   /// The store shared with the other brokers of a cluster, if any.
   private let cluster: (any BrokerCluster)?
   private let phase = Mutex<Phase>(.idle)
-  /// The allow-list in force (`nil` without CURVE): the ZAP handler reads it for each new
-  /// connection, ``reloadAllowList(_:)`` replaces it.
+  /// The allow-list last handed to the broker thread (`nil` without CURVE), which a reload's
+  /// changes are told against. The list in force is the machine's: requests, subscriptions and
+  /// the ZAP handler read that one, on the broker thread.
   private let allowList: Mutex<AllowList?>
   /// A reloaded allow-list the broker thread has yet to take, and whether it takes anything
   /// from a key that had it.
@@ -334,8 +335,7 @@ public final class BrokerServer: Service, Sendable {
   private func answer(_ request: [Data], on zap: Socket, _ core: BrokerCore) {
     let mechanism = String(decoding: request[5], as: UTF8.self)
     let key = request.count >= 7 ? CurveKeyPair.encode(Array(request[6])) : ""
-    let allowed =
-      mechanism == "CURVE" && allowList.withLock { $0?.entries[key] != nil }
+    let allowed = mechanism == "CURVE" && core.machine.allowList?.entries[key] != nil
     if !allowed {
       core.deniedClient()
       logger.warning(
