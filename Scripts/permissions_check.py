@@ -250,6 +250,9 @@ def main():
         expect("Reloaded" in line, "the narrowing reload is logged", line)
         reply = request(reader, "GET", "reader-id", "count")
         expect(reply[:2] == [b"ERROR", b"forbidden"], "a withdrawn read is refused", reply)
+        reply = request(reader, "PING", "count", str(versions["count"]))
+        expect(reply == [b"PONG", reply[1], b"count", b"18446744073709551615"],
+               "a heartbeat names the withdrawn key with a version no client holds", reply)
         # Updates of count written before the reload may still be queued for the old connection.
         narrowed_at = versions["count"]
         seen = []

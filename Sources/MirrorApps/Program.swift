@@ -189,12 +189,17 @@ where R.State: Equatable, R.Action: Sendable {
     _ client: BrokerClient, store: Store<R.State, R.Action>, timeout: Duration,
     whileAnswering: Duration? = nil, sayingSo: Bool = false
   ) async throws {
+    // Refused taps fail a script; quitting the interactive program (`sayingSo`) only says so:
+    // they were undone, and quitting loses nothing more.
+    func refused() throws {
+      guard client.refusedWriteCount > 0 else { return }
+      let refusal = refusedTaps(client, store)
+      if !sayingSo { throw refusal }
+      complain("\(name): \(refusal.message)")
+    }
     // Nothing to confirm: no wait, whatever the connection.
     let pending = client.unconfirmedWriteCount
-    guard pending > 0 else {
-      if client.refusedWriteCount > 0 { throw refusedTaps(client, store) }
-      return
-    }
+    guard pending > 0 else { return try refused() }
     if sayingSo, ![.connected, .refused].contains(client.connectionState) {
       complain(
         "\(name): waiting up to \(timeout) for the broker to confirm \(pending == 1 ? "1 tap" : "\(pending) taps")")
@@ -204,7 +209,7 @@ where R.State: Equatable, R.Action: Sendable {
       try await client.waitUntilConfirmed(timeout: timeout)
     } catch let refusal as BrokerError where refusal.code == .refused(.forbidden) {
       // Waiting cannot change it: this client's key may not write the key.
-      throw refusedTaps(client, store)
+      return try refused()
     } catch {}
     // A broker that answers but holds writes back (for its seed window after a start) confirms
     // them within seconds; one that does not answer is not worth more of the user's wait.
@@ -220,7 +225,7 @@ where R.State: Equatable, R.Action: Sendable {
       timeout = whileAnswering
     }
     let lost = client.unconfirmedWriteCount
-    if client.refusedWriteCount > 0 { throw refusedTaps(client, store) }
+    try refused()
     if waiting > 0, lost == 0 { complain("\(name): the broker confirmed every tap") }
     guard lost > 0 else { return }
     let connection =
@@ -403,7 +408,9 @@ where R.State: Equatable, R.Action: Sendable {
     let waiting = client.unconfirmedWriteCount
     let taps = waiting == 0 ? nil : waiting == 1 ? "1 tap waits" : "\(waiting) taps wait"
     if connection(state) == .refused {
-      let reason = client.handshakeFailureReason ?? "the broker refused this client"
+      var reason = client.handshakeFailureReason ?? "the broker refused this client"
+      let refused = client.refusedWriteCount
+      if refused > 0 { reason += refused == 1 ? " · 1 tap refused" : " · \(refused) taps refused" }
       return taps.map { "\(reason) · \($0), lost if you quit" } ?? reason
     }
     if let error = reading.loadError { return "\(error)" }

@@ -154,8 +154,9 @@ extension KeyPermissions: CustomStringConvertible {
   /// As an allow-list line writes them (`read=stats write=profile.*`), or `every key` for a line
   /// with neither field.
   public var description: String {
-    // A line with `read=` alone may write nothing.
+    // A line with `read=` alone may write nothing; one with `write=` alone reads what it writes.
     let readOnly = write?.isEmpty ?? false
+    let read = read?.isEmpty == true && !readOnly ? nil : read
     let fields = [("read", readOnly ? read ?? [KeyPattern("*")] : read), ("write", readOnly ? nil : write)]
       .compactMap { name, patterns in
         patterns.map { "\(name)=\($0.map(\.description).joined(separator: ","))" }

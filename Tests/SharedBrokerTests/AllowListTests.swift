@@ -99,5 +99,6 @@ struct AllowListTests {
     #expect(list.entries[keys[0]]?.description == line)
     #expect(list.entries[keys[1]]?.description == "every key")
     #expect(list.entries[keys[2]]?.description == "read=a")
+    #expect(try AllowList(parsing: "\(keys[0]) write=b").entries[keys[0]]?.description == "write=b")
   }
 }

@@ -977,7 +977,8 @@ final class Simulation {
   }
 
   /// At a restart: which confirmed mutations can survive it (in the loaded data, or in the
-  /// newest copy a live client holds). A live client's must; a dead client's may be lost.
+  /// newest copy a live client that may write the key holds). A live client's must, unless it
+  /// may not write the key; a dead client's may be lost.
   private func declareLosses() throws {
     // etcd loses nothing: only a single broker's restart can.
     guard etcd == nil, let core = brokers[0] else { return }
@@ -986,7 +987,14 @@ final class Simulation {
       if let entry = core.entries[key], !entry.value.isEmpty {
         kept.formUnion(try QuickJSONDecoder().decode(Tally.self, from: entry.value).counts.keys)
       }
-      let holders = clients.filter { $0.alive && $0.machine.keys[keyIndex].instance != nil }
+      // A client that may not write the key now cannot offer its copy (an adopted copy is a
+      // write), and may not be let back in before the new run stops collecting copies.
+      let mayOffer = { (client: SimulatedClient) in
+        !self.revoked.contains(client.index) && self.readOnly[client.index] != keyIndex
+      }
+      let holders = clients.filter {
+        $0.alive && mayOffer($0) && $0.machine.keys[keyIndex].instance != nil
+      }
       let newest = holders.map { $0.machine.keys[keyIndex] }.max { x, y in
         (x.instance!, x.version) < (y.instance!, y.version)
       }
@@ -1001,7 +1009,7 @@ final class Simulation {
       }
       for client in clients {
         let gone = client.confirmedTags(keyIndex).filter { !kept.contains($0) }
-        guard !client.alive else {
+        guard !client.alive || !mayOffer(client) else {
           // Refused mutations count as confirmed (they are no longer pending), but no copy has them.
           try checkRefusals(gone, of: client, keyIndex, "has no copy left")
           continue

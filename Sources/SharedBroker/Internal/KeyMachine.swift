@@ -367,8 +367,11 @@ struct KeyMachine {
     case .error(let code, let text, _, 0):
       // A question answered "ask again later" (a broker collecting copies after a restart), or
       // refused to this client's key: asked again after the retry interval, so that a
-      // permission granted meanwhile takes effect. A refused copy is not offered again: the
-      // next question is a `GET`, which a key that may read but not write is answered.
+      // permission granted meanwhile takes effect. A refused copy is not offered in the next
+      // question: that is a `GET`, which a key that may read but not write is answered.
+      // A broker still collecting copies wants this one: offered again, as a permission
+      // granted since the refusal lets it be adopted.
+      if code == .seeding { mayOfferCopies = true }
       if code == .forbidden {
         mayOfferCopies = false
         if !Self.isForbidden(loadError) { unnotified = true }

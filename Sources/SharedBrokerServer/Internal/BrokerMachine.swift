@@ -403,6 +403,9 @@ struct BrokerMachine {
     case .ping(let versions):
       sessions.heard(fromPeer: peer, at: now)
       let behind = versions.compactMap { held -> KeyVersion? in
+        // A key the client may no longer read (a reload took it away) gets a version it cannot
+        // hold, which tells nothing of the key: it asks again, and hears the refusal.
+        guard permissions.mayRead(held.key) else { return KeyVersion(key: held.key, version: .max) }
         let version = slots[held.key].flatMap { states[$0].entry?.version } ?? 0
         return version == held.version ? nil : KeyVersion(key: held.key, version: version)
       }
