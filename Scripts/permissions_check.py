@@ -26,6 +26,7 @@ class Broker:
 
     def __init__(self, path, directory, keys):
         self.allow_list = os.path.join(directory, "allowed.txt")
+        data = os.path.join(directory, "data")
         secret = os.path.join(directory, "server.key")
         with open(secret, "w") as file:
             file.write(keys.server_secret.decode() + "\n")
@@ -33,7 +34,8 @@ class Broker:
         self.condition = threading.Condition()
         self.process = subprocess.Popen(
             [path, "--listen", "tcp://127.0.0.1:*", "--publish", "tcp://127.0.0.1:*",
-             "--seed-window", "0", "--curve-secret-file", secret, "--allow-keys", self.allow_list],
+             "--seed-window", "0", "--curve-secret-file", secret, "--allow-keys", self.allow_list,
+             "--data", data],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         threading.Thread(target=self.collect, daemon=True).start()
         listening = self.wait_for("Broker listening")
@@ -285,6 +287,18 @@ def main():
         expect(request(reader, "GET", "reader-id", "stats.a")[0] == b"SNAPSHOT",
                "the list in force stays")
         expect(request(again, "PING", timeout=1000) is None, "and so does the removal")
+
+        # A broker started again with its data keeps a writer's id its key's.
+        broker.stop()
+        with open(os.path.join(directory, "allowed.txt"), "w") as file:
+            file.write(allow_list())
+        broker = Broker(sys.argv[1], directory, keys)
+        reply = request(connection("thief"), "HELLO", "4", "owner-id")
+        expect(reply[:2] == [b"ERROR", b"forbidden"] and b"owner-id" in reply[2],
+               "after a restart with --data, another key's HELLO with a writer's id is forbidden",
+               reply)
+        expect(request(connection("owner"), "HELLO", "4", "owner-id")[0] == b"WELCOME",
+               "and the owner's is welcome")
     finally:
         broker.stop()
     print(f"permissions: {checked} checked")

@@ -779,10 +779,21 @@ final class Simulation {
     let instance = String(format: "%017d-sim", brokerRun)
     if cutLog { cutLogShort() }
     // The store is in memory, or in a directory that outlives the runs that use it.
-    brokers[number] = try SimulatedBroker(
+    let broker = try SimulatedBroker(
       instance: instance, directory: withData ? dataDirectory : nil,
       configuration: configuration(BrokerConfiguration(seedWindow: Self.seedWindow)),
       run: brokerRun)
+    brokers[number] = broker
+    // An id the data names an owner of stays its owner's across the restart (the impostors
+    // try it there too): never another key's.
+    for client in clients {
+      let owners = broker.entries.values.compactMap { $0.owners?[client.id] }
+      guard owners.allSatisfy({ $0 == client.key }),
+        owners.isEmpty || broker.owner(of: client.id) == client.key
+      else {
+        throw failure("the data gives \(client.id)'s id to \(owners), the broker to \(broker.owner(of: client.id) ?? "no one")")
+      }
+    }
     // Nothing to collect at the first start; after a restart the copies need the window.
     if brokerRun > 1 { quietUntil = now + Self.seedWindow }
     scheduleTick(of: number)

@@ -16,6 +16,9 @@ struct BrokerEntry: Codable, Equatable {
   /// In a cluster: when each client's last write was applied, in milliseconds since 1970 (absent
   /// in data written before records expired).
   var written: [String: Int64]?
+  /// In a single broker's data, with CURVE: the client key that owns each writer's id, so that
+  /// a restarted broker keeps it its owner's (a cluster shares owners in its heard records).
+  var owners: [String: String]?
 
   /// A write applied to a key: the version it made, and whose write it was.
   struct Applied: Codable, Equatable {
@@ -85,6 +88,7 @@ struct BrokerEntry: Codable, Equatable {
   mutating func forget(_ clients: Set<String>) {
     lastWrites = lastWrites.filter { !clients.contains($0.key) }
     recent?.removeAll { clients.contains($0.client) }
+    owners = owners?.filter { !clients.contains($0.key) }
   }
 }
 

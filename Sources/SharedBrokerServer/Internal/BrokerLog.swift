@@ -23,6 +23,9 @@ final class BrokerLog {
     var instance: String? = nil
     /// A seed's write records.
     var writes: [String: UInt64]? = nil
+    /// With CURVE, the client key that owns `client`'s id (absent without CURVE, and in logs
+    /// written before ids had owners): a restarted broker keeps the id its owner's.
+    var owner: String? = nil
   }
 
   /// The entries found at start.
@@ -111,6 +114,9 @@ final class BrokerLog {
         entry.remember(writes, madeVersion: record.version)
       } else {
         entry.lastWrites[record.client] = max(entry.lastWrites[record.client] ?? 0, record.write)
+        if let owner = record.owner {
+          entry.owners = (entry.owners ?? [:]).merging([record.client: owner]) { $1 }
+        }
         entry.lastClient = record.client
         entry.remember(
           CollectionOfOne(

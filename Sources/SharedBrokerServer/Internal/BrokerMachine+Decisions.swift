@@ -86,7 +86,7 @@ extension BrokerMachine {
           log.append(
             BrokerLog.Record(
               key: key, version: applied.version, client: request.client, write: write,
-              value: value, instance: instance))
+              value: value, instance: instance, owner: sessions.owner(of: request.client)))
         }
         maker = (request.client, write)
         if backend == .cluster { writers.append(request.client) }

@@ -183,10 +183,13 @@ struct BrokerMachine {
           seeded: stored.record.adoptedFrom))
     }
     for (slot, state) in states.enumerated() { slots[state.key] = slot }
-    let clients = states.reduce(into: Set<String>()) { clients, state in
-      clients.formUnion(state.entry?.lastWrites.keys ?? [:].keys)
+    var clients = Set<String>()
+    var owners: [String: String] = [:]
+    for entry in states.compactMap(\.entry) {
+      clients.formUnion(entry.lastWrites.keys)
+      owners.merge(entry.owners ?? [:]) { first, _ in first }
     }
-    sessions.adopt(clients, at: now)
+    sessions.adopt(clients, owners: owners, at: now)
     statistics.clients = sessions.count
     statistics.keys = states.count
     self.heard(heard)

@@ -92,10 +92,11 @@ struct ClientSessions {
     return sessions.mapValues(\.lastHeard)
   }
 
-  /// Starts the clock for clients known only from stored data (after a restart).
-  mutating func adopt(_ clients: some Sequence<String>, at now: Duration) {
+  /// Starts the clock for clients known only from stored data (after a restart), each id owned
+  /// by the key the data names, if any.
+  mutating func adopt(_ clients: Set<String>, owners: [String: String], at now: Duration) {
     for client in clients where sessions[client] == nil {
-      sessions[client] = Session(lastHeard: now, peer: nil)
+      sessions[client] = Session(lastHeard: now, peer: nil, owner: owners[client])
     }
   }
 
