@@ -159,9 +159,9 @@ struct ChaosTests {
     defer { broker.signal(SIGTERM) }
     let script = Array(repeating: "+x\(max(1, increments / 10)),wait:20", count: 10).joined(separator: ",")
     let arguments = ["--broker", router, "--print", "json", "--timeout", "60", "--script"]
-    // The victims tap every 5 ms for far longer than the survivors need, so they are killed in
-    // the middle of their writes.
-    let tapping = Array(repeating: "+,wait:5", count: 5_000).joined(separator: ",")
+    // The victims tap every 20 ms for far longer than the survivors need (over two minutes, so
+    // a loaded machine's slow survivors still find them tapping), and are killed mid-write.
+    let tapping = Array(repeating: "+,wait:20", count: 5_000).joined(separator: ",")
     var victims: [ChildProcess] = []
     var survivors: [ChildProcess] = []
     for _ in 0..<2 { victims.append(try await ChildProcess("counter", arguments + [tapping])) }
