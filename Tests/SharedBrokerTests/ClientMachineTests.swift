@@ -75,6 +75,23 @@ import ZeroMQ
     return machine
   }
 
+  /// Mutation 1 of `k` (to `1`), and the encoding its turn asks for.
+  func encodeRequest(on machine: inout ClientMachine) -> KeyMachine.Encode? {
+    _ = machine.handle(mutated(1, 1), at: t0)
+    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
+      Issue.record("expected an encoding")
+      return nil
+    }
+    return request
+  }
+
+  /// Mutation 1 of `k`, sent as a write of `1`: its encoding request.
+  func sentWrite(on machine: inout ClientMachine) -> KeyMachine.Encode? {
+    guard let request = encodeRequest(on: &machine) else { return nil }
+    _ = machine.encoded(request, .success(Data("1".utf8)), at: t0)
+    return request
+  }
+
   // MARK: - The connection
 
   @Test func handshakeHeartbeatsAndSilence() {
@@ -282,12 +299,7 @@ import ZeroMQ
   /// another writer's, or one the writer's record does not cover yet is taken in.
   @Test func anOwnUpdateAfterItsAckIsSettled() {
     var machine = synced()
-    _ = machine.handle(mutated(1, 1), at: t0)
-    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
-      Issue.record("expected an encoding")
-      return
-    }
-    _ = machine.encoded(request, .success(Data("1".utf8)), at: t0)
+    guard let request = sentWrite(on: &machine) else { return }
     let own = BrokerMessage.update(
       key: "k", version: 2, client: "me", write: request.id, value: Data("1".utf8))
     #expect(!machine.isSettledOwnUpdate(own.frames), "before its ACK, it confirms the write")
@@ -312,9 +324,9 @@ import ZeroMQ
   /// A question refused to this client's key (`forbidden`) is the key's load error, asked again
   /// after the retry interval (a permission granted meanwhile takes effect) with `GET`: a copy
   /// the broker refused is not offered again. The snapshot that comes clears the error.
-  @Test func aForbiddenQuestionIsALoadErrorAndItsCopyIsNotOfferedAgain() {
-    var machine = synced()
-    // The broker restarted without the key: the client offers its copy.
+  /// The broker restarts as `run2` without the key: the client offers its copy (`SEED`), which
+  /// is refused to its key (`forbidden`). Returns the refusal's actions.
+  func refuseCopy(on machine: inout ClientMachine) -> [ClientAction] {
     _ = machine.handle(.reply(.pong(instance: "run2")), at: t0)
     _ = machine.handle(
       .reply(.welcome(instance: "run2", publisher: "tcp://*:5556", maxValueSize: 10)), at: t0)
@@ -322,10 +334,15 @@ import ZeroMQ
     let asked = machine.handle(.published([.synced(key: "k", client: "me")]), at: t0)
     guard case .send(.seed)? = asked.first else {
       Issue.record("expected a SEED, got \(asked)")
-      return
+      return []
     }
-    let refused = machine.handle(
+    return machine.handle(
       .reply(.error(code: .forbidden, message: "not writable", key: "k", write: 0)), at: t0)
+  }
+
+  @Test func aForbiddenQuestionIsALoadErrorAndItsCopyIsNotOfferedAgain() {
+    var machine = synced()
+    let refused = refuseCopy(on: &machine)
     #expect(refused.contains(.notify(0)) && refused.contains(.progressed), "\(refused)")
     let error = machine.keys[0].loadError as? BrokerError
     #expect(error?.code == .refused(.forbidden) && error?.key == "k")
@@ -337,18 +354,32 @@ import ZeroMQ
     #expect(machine.keys[0].loadError == nil)
   }
 
+  /// A client whose copy was refused, answered by the new run that it holds no value, shows the
+  /// declared value: what every other client reads, not a copy that no broker holds.
+  @Test func aRefusedCopyGivesWayToANewRunsEmptyKey() {
+    var machine = synced()
+    _ = machine.handle(
+      .published([.update(key: "k", version: 2, client: "you", write: 1, value: Data("5".utf8))]),
+      at: t0)
+    _ = machine.rebased(
+      machine.rebaseDue(0)!.result(decoded: .success(KeyValue(5)), local: KeyValue(5), through: 0))
+    _ = refuseCopy(on: &machine)
+    _ = machine.handle(.turn, at: t0 + .seconds(1))
+    _ = machine.handle(
+      .reply(.snapshot(key: "k", version: 0, lastWrite: 0, value: Data(), writes: [:])),
+      at: t0 + .seconds(1))
+    let rebase = machine.rebaseDue(0)
+    #expect(rebase?.confirmed == KeyValue(0) && rebase?.undecoded == nil)
+    #expect(machine.keys[0].loadError == nil && machine.keys[0].confirmedData == nil)
+  }
+
   /// A write refused to this client's key (`forbidden`) is not kept pending: its mutations are
   /// dropped as refused and the value goes back to the confirmed one; until the retry interval
   /// later mutations are refused at once, with no round trip; the first after it is sent, so
   /// that a permission granted meanwhile takes effect.
   @Test func aForbiddenWriteIsRefusedAndLaterOnesAtOnce() {
     var machine = synced()
-    _ = machine.handle(mutated(1, 1), at: t0)
-    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
-      Issue.record("expected an encoding")
-      return
-    }
-    _ = machine.encoded(request, .success(Data("1".utf8)), at: t0)
+    guard let request = sentWrite(on: &machine) else { return }
     _ = machine.handle(mutated(2, 2), at: t0)
     let refused = machine.handle(
       .reply(.error(code: .forbidden, message: "not writable", key: "k", write: request.id)),
@@ -410,12 +441,7 @@ import ZeroMQ
       .reply(.snapshot(key: "k", version: 1, lastWrite: 0, value: Data("0".utf8), writes: [:])),
       at: t0)
     #expect(!machine.isHeldBack)
-    _ = machine.handle(mutated(1, 1), at: t0)
-    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
-      Issue.record("expected an encoding")
-      return
-    }
-    _ = machine.encoded(request, .success(Data("1".utf8)), at: t0)
+    guard let request = sentWrite(on: &machine) else { return }
     _ = machine.handle(
       .reply(.error(code: .seeding, message: "collecting", key: "k", write: request.id)), at: t0)
     #expect(machine.isHeldBack)
@@ -430,12 +456,7 @@ import ZeroMQ
 
   @Test func aRejectionRebasesOnTheMutationsTheSlotHolds() {
     var machine = synced()
-    _ = machine.handle(mutated(1, 1), at: t0)
-    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
-      Issue.record("expected an encoding")
-      return
-    }
-    _ = machine.encoded(request, .success(Data("1".utf8)), at: t0)
+    guard let request = sentWrite(on: &machine) else { return }
     run(
       [
         Step(
@@ -461,11 +482,7 @@ import ZeroMQ
   @Test func anEncodingThatFailsOrIsTooLargeIsRetriedAfterAHeartbeat() {
     struct Refused: Error {}
     var machine = synced()
-    _ = machine.handle(mutated(1, 1), at: t0)
-    guard case .encode(let request)? = machine.handle(.turn, at: t0).last else {
-      Issue.record("expected an encoding")
-      return
-    }
+    guard let request = encodeRequest(on: &machine) else { return }
     #expect(machine.encoded(request, .failure(Refused()), at: t0) == [.notify(0)])
     #expect(machine.keys[0].saveError != nil)
     #expect(machine.handle(.turn, at: t0 + .milliseconds(100)).isEmpty)

@@ -52,6 +52,7 @@ import Testing
         + "\(results.keysRevoked) client keys taken off the allow-lists for a while, "
         + "\(results.keysMadeReadOnly) made read-only on a key for a while "
         + "(\(results.mutationsRefused) mutations refused and undone), "
+        + "\(results.quietEnds) worlds whose users stopped writing before the faults stopped, "
         + "\(results.clustered) worlds of 2 or 3 brokers on a simulated etcd (\(results.expiredRecords) "
         + "client records expired, etcd judged unavailable \(results.unavailableVerdicts) times, \(results.movesToLearned) moves to a "
         + "broker a client learned of); settled at worst \(results.worstSettle) after the faults stopped; \(results.failures.count) failed"
@@ -87,6 +88,7 @@ private struct Summary: Sendable {
   var faults = 0
   var restarts = 0
   var clustered = 0
+  var quietEnds = 0
   var expiredRecords = 0
   var unavailableVerdicts = 0
   var movesToLearned = 0
@@ -108,6 +110,7 @@ private struct Summary: Sendable {
       faults += outcome.faults
       restarts += outcome.restarts
       if outcome.clustered { clustered += 1 }
+      if outcome.quietEnd { quietEnds += 1 }
       expiredRecords += outcome.expiredRecords
       unavailableVerdicts += outcome.unavailableVerdicts
       movesToLearned += outcome.movesToLearned
@@ -132,6 +135,7 @@ private struct Summary: Sendable {
     faults += other.faults
     restarts += other.restarts
     clustered += other.clustered
+    quietEnds += other.quietEnds
     expiredRecords += other.expiredRecords
     unavailableVerdicts += other.unavailableVerdicts
     movesToLearned += other.movesToLearned

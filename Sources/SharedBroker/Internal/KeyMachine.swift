@@ -95,6 +95,8 @@ struct KeyMachine {
   /// How long a question or a refused write waits before it is tried again.
   private let retryInterval: Duration
   private let maxWindow: Int
+  /// The value the key was declared with: the shared one while the broker holds none.
+  private let initialValue: KeyValue
 
   private(set) var phase = KeyPhase.idle
   /// The local value: confirmed + pending, as the key's slot shows it once brought up to date
@@ -156,6 +158,7 @@ struct KeyMachine {
     self.clientID = clientID
     self.retryInterval = retryInterval
     self.maxWindow = maxWritesInFlight
+    self.initialValue = initialValue
     confirmed = initialValue
     local = initialValue
   }
@@ -634,7 +637,16 @@ struct KeyMachine {
   private mutating func accept(version: UInt64, value: Data) {
     self.version = version
     needsRebase = true
-    guard !value.isEmpty else { return }
+    guard !value.isEmpty else {
+      // The broker holds no value: the key was never written, or a new run lost it and took no
+      // copy. The declared value is the shared one then, not a copy this client may not offer.
+      if loadError != nil { unnotified = true }
+      confirmed = initialValue
+      confirmedData = nil
+      undecoded = false
+      loadError = nil
+      return
+    }
     confirmedData = value
     undecoded = true
   }
