@@ -199,7 +199,13 @@ public final class BrokerServer: Service, Sendable {
     let (endpoints, budget, openFileLimit) = try ready.withLock { $0! }.get()
     phase.withLock { $0 = .running(thread, wake, endpoints) }
     cluster?.register(router: advertised(bound: endpoints.router))
-    let curve = configuration.curve.map { "on, allow-list of \($0.allowedClientKeys.count)" }
+    // Whether the permissions parsed as meant shows at a glance: how many keys are limited.
+    let curve = configuration.curve.map { curve in
+      let entries = curve.allowList.entries
+      let limited = entries.values.filter { $0 != .all }.count
+      return "on, allow-list of \(entries.count)"
+        + (limited > 0 ? " (\(limited) limited by read= or write=)" : "")
+    }
     var metadata: Logger.Metadata = [
       "router": "\(endpoints.router)", "publisher": "\(endpoints.publisher)",
       "data": "\(cluster != nil ? "cluster" : configuration.dataDirectory?.path ?? "memory only")",

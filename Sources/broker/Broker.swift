@@ -303,9 +303,11 @@ struct Broker: AsyncParsableCommand {
       do {
         list = try allowList(at: path)
       } catch {
+        // The file is named once, beside the error.
+        let reason = (error as? CurveKeyFileError)?.reason ?? "\(error)"
         logger.error(
           "Kept the allow-list in force: the file cannot be used",
-          metadata: ["file": "\(path)", "error": "\(error)"])
+          metadata: ["file": "\(path)", "error": "\(reason)"])
         continue
       }
       // Most likely a file caught while an editor writes it: denying everyone takes a restart.

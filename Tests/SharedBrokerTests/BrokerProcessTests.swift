@@ -97,7 +97,8 @@ struct BrokerProcessTests {
     }
   }
 
-  /// `/dev/null` and a shell's process substitution are readable allow-lists.
+  /// `/dev/null` and a shell's process substitution are readable allow-lists; the start's log
+  /// says how many keys they list and how many of them are limited.
   @Test func allowListsFromDevicesAndPipesAreRead() async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -109,6 +110,10 @@ struct BrokerProcessTests {
       ("/dev/null", "curve=on, allow-list of 0"),
       // Z85 keys hold characters a shell reads, such as `(` and `*`, but no quotes.
       ("<(echo '\(client)')", "curve=on, allow-list of 1"),
+      (
+        "<(echo '\(client) read=stats'; echo '\(try CurveKeyPair.generate().publicKey)')",
+        "curve=on, allow-list of 2 (1 limited by read= or write=)"
+      ),
     ]
     for (list, expected) in lists {
       let broker = try await ChildProcess(
