@@ -202,7 +202,7 @@ where R.State: Equatable, R.Action: Sendable {
     guard pending > 0 else { return try refused() }
     if sayingSo, ![.connected, .refused].contains(client.connectionState) {
       complain(
-        "\(name): waiting up to \(timeout) for the broker to confirm \(pending == 1 ? "1 tap" : "\(pending) taps")")
+        "\(name): waiting up to \(timeout) for the broker to confirm \(Self.taps(pending))")
     }
     var timeout = timeout
     do {
@@ -217,9 +217,8 @@ where R.State: Equatable, R.Action: Sendable {
     if let whileAnswering, whileAnswering > timeout, waiting > 0,
       [.connected, .syncing].contains(client.connectionState)
     {
-      let taps = waiting == 1 ? "1 tap" : "\(waiting) taps"
       complain(
-        "\(name): the broker at \(client.endpoint) answers but has not confirmed \(taps) yet; "
+        "\(name): the broker at \(client.endpoint) answers but has not confirmed \(Self.taps(waiting)) yet; "
           + "waiting up to \(whileAnswering - timeout) more")
       try? await client.waitUntilConfirmed(timeout: whileAnswering - timeout)
       timeout = whileAnswering
@@ -245,13 +244,17 @@ where R.State: Equatable, R.Action: Sendable {
         + "(\(connection)) and \(are) lost"
     )
   }
+
+  /// "1 tap", or "2 taps".
+  private static func taps(_ count: Int) -> String { count == 1 ? "1 tap" : "\(count) taps" }
+
   /// The broker refused taps (this client's key may not write the key): how many, and why,
   /// as the error that ends the program.
   private func refusedTaps(_ client: BrokerClient, _ store: Store<R.State, R.Action>)
     -> BrokerError
   {
     let refused = client.refusedWriteCount
-    let (taps, were) = refused == 1 ? ("1 tap", "was") : ("\(refused) taps", "were")
+    let (taps, were) = (Self.taps(refused), refused == 1 ? "was" : "were")
     let refusal = shared(store.state).saveError as? BrokerError
     let why = refusal.map { ": \($0)" } ?? ""
     return BrokerError(
@@ -410,14 +413,12 @@ where R.State: Equatable, R.Action: Sendable {
     if connection(state) == .refused {
       var reason = client.handshakeFailureReason ?? "the broker refused this client"
       let refused = client.refusedWriteCount
-      if refused > 0 { reason += refused == 1 ? " · 1 tap refused" : " · \(refused) taps refused" }
+      if refused > 0 { reason += " · \(Self.taps(refused)) refused" }
       return taps.map { "\(reason) · \($0), lost if you quit" } ?? reason
     }
     if let error = reading.loadError { return "\(error)" }
     if let error = reading.saveError as? BrokerError, error.code == .refused(.forbidden) {
-      let refused = client.refusedWriteCount
-      let taps = refused == 1 ? "1 tap refused" : "\(refused) taps refused"
-      return "read-only · \(taps) · \(error)"
+      return "read-only · \(Self.taps(client.refusedWriteCount)) refused · \(error)"
     }
     if let error = reading.saveError { return "\(error)" }
     let answering = ![.connecting, .disconnected].contains(connection(state))
