@@ -321,9 +321,6 @@ import ZeroMQ
     #expect(!machine.isSettledOwnUpdate(Array(own.frames.dropLast())))
   }
 
-  /// A question refused to this client's key (`forbidden`) is the key's load error, asked again
-  /// after the retry interval (a permission granted meanwhile takes effect) with `GET`: a copy
-  /// the broker refused is not offered again. The snapshot that comes clears the error.
   /// The broker restarts as `run2` without the key: the client offers its copy (`SEED`), which
   /// is refused to its key (`forbidden`). Returns the refusal's actions.
   func refuseCopy(on machine: inout ClientMachine) -> [ClientAction] {
@@ -340,17 +337,27 @@ import ZeroMQ
       .reply(.error(code: .forbidden, message: "not writable", key: "k", write: 0)), at: t0)
   }
 
+  /// A refused copy is not offered again, nor shown: after the retry interval (a permission
+  /// granted meanwhile takes effect) the client asks with `GET`. A `GET` refused to this
+  /// client's key (`forbidden`) is the key's load error, asked again likewise; the snapshot
+  /// that comes clears it.
   @Test func aForbiddenQuestionIsALoadErrorAndItsCopyIsNotOfferedAgain() {
     var machine = synced()
     let refused = refuseCopy(on: &machine)
-    #expect(refused.contains(.notify(0)) && refused.contains(.progressed), "\(refused)")
-    let error = machine.keys[0].loadError as? BrokerError
-    #expect(error?.code == .refused(.forbidden) && error?.key == "k")
+    #expect(!refused.contains(.notify(0)) && machine.keys[0].loadError == nil, "\(refused)")
     let again = machine.handle(.turn, at: t0 + .seconds(1))
     #expect(again.contains(.send(.get(client: "me", key: "k"))), "\(again)")
+    let unreadable = machine.handle(
+      .reply(.error(code: .forbidden, message: "not readable", key: "k", write: 0)),
+      at: t0 + .seconds(1))
+    #expect(unreadable.contains(.notify(0)) && unreadable.contains(.progressed), "\(unreadable)")
+    let error = machine.keys[0].loadError as? BrokerError
+    #expect(error?.code == .refused(.forbidden) && error?.key == "k")
+    let third = machine.handle(.turn, at: t0 + .seconds(2))
+    #expect(third.contains(.send(.get(client: "me", key: "k"))), "\(third)")
     _ = machine.handle(
       .reply(.snapshot(key: "k", version: 3, lastWrite: 0, value: Data("5".utf8), writes: [:])),
-      at: t0 + .seconds(1))
+      at: t0 + .seconds(2))
     #expect(machine.keys[0].loadError == nil)
   }
 

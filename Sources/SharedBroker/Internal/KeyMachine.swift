@@ -140,6 +140,8 @@ struct KeyMachine {
   private var writers = RecentWriters()
   /// The broker has not refused this client's copies of the key (its key may not write it).
   private var mayOfferCopies = true
+  /// The latest question offered this client's copy (`SEED`) rather than asking (`GET`).
+  private var offeredCopy = false
   /// Mutations refused since the last event: their sequences, for the key's slot to drop.
   private var refusedNow: ClosedRange<UInt64>?
 
@@ -371,12 +373,14 @@ struct KeyMachine {
       // A question answered "ask again later" (a broker collecting copies after a restart), or
       // refused to this client's key: asked again after the retry interval, so that a
       // permission granted meanwhile takes effect. A refused copy is not offered in the next
-      // question: that is a `GET`, which a key that may read but not write is answered.
-      // A broker still collecting copies wants this one: offered again, as a permission
-      // granted since the refusal lets it be adopted.
+      // question: that is a `GET`, which a key that may read but not write is answered; nor is
+      // it a refused read (the `GET` tells whether the key may be read). A broker still
+      // collecting copies wants this one: offered again, as a permission granted since the
+      // refusal lets it be adopted.
       if code == .seeding { mayOfferCopies = true }
-      if code == .forbidden {
+      if code == .forbidden, offeredCopy {
         mayOfferCopies = false
+      } else if code == .forbidden {
         if !Self.isForbidden(loadError) { unnotified = true }
         loadError = BrokerError(
           .refused(.forbidden), key: key, "The broker refused to read \"\(key)\" (forbidden): \(text)")
@@ -487,9 +491,11 @@ struct KeyMachine {
   {
     phase = .snapshotting(sent: now)
     questions += 1
+    offeredCopy = false
     if mayOfferCopies, let origin = self.instance, origin != instance, version > 0,
       let copy = confirmedData
     {
+      offeredCopy = true
       return .seed(
         client: clientID, key: key, origin: origin, version: version, value: copy,
         writes: writers.writes
