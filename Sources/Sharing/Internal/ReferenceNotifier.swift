@@ -23,34 +23,26 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
   /// feedback loop.
   package static var maxDepth: Int { 64 }
 
-  private struct State {
-    /// The value last told.
-    var current: Value
-    /// Made by the first ask for the publisher: sending to a subject no one asked for is a
-    /// fifth of what a mirrored update costs its reader.
-    var subject: CurrentValueSubject<Value, Never>?
-    /// The newest change not told yet, when `hasNext` (not an `Optional`: unspecialized code
-    /// asks the runtime for `Optional<Value>`'s metadata, a slow lookup, on every call).
-    var next: Value
-    var hasNext = false
-    /// Nothing but the value changed in every change `next` stands for.
-    var nextOnlyTheValue = true
-    /// The newest stamp handed in.
-    var stamp: UInt64 = 0
-    /// The thread telling everyone now, if any.
-    var deliverer: pthread_t?
-    /// The delivering thread handed in `next` itself (one of its observers wrote the value).
-    var nextIsOwn = false
-  }
-
-  /// A leaf lock: nothing is called under it.
+  /// A leaf lock around the properties below: nothing is called under it. They are this
+  /// class's own rather than a nested struct's, and the bookkeeping is a type of the file's:
+  /// a type nested in a generic class is generic too, and code not specialized for `Value`
+  /// looks its metadata up in the runtime's cache on every use, several times per change.
   private let lock = NSLock()
-  private var state: State
+  /// The value last told.
+  private var current: Value
+  /// The newest change not told yet, when `progress.hasNext` (not an `Optional`, for the same
+  /// reason: `Optional<Value>`'s metadata is looked up on every use).
+  private var next: Value
+  /// Made by the first ask for the publisher: sending to a subject no one asked for is a
+  /// fifth of what a mirrored update costs its reader.
+  private var subject: CurrentValueSubject<Value, Never>?
+  private var progress = DeliveryProgress()
   private let description: @Sendable () -> String
   private let observed = ObservedChanges()
 
   package init(initialValue: Value, description: @escaping @Sendable () -> String) {
-    state = State(current: initialValue, next: initialValue)
+    current = initialValue
+    next = initialValue
     self.description = description
   }
 
@@ -61,12 +53,12 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
 
   /// The current value, then every change.
   package var publisher: AnyPublisher<Value, Never> {
-    withState { state in
-      if let subject = state.subject { return subject.eraseToAnyPublisher() }
-      let made = CurrentValueSubject<Value, Never>(state.current)
-      state.subject = made
-      return made.eraseToAnyPublisher()
-    }
+    lock.lock()
+    defer { lock.unlock() }
+    if let subject { return subject.eraseToAnyPublisher() }
+    let made = CurrentValueSubject<Value, Never>(current)
+    subject = made
+    return made.eraseToAnyPublisher()
   }
 
   /// Tells everyone about `value`, unless they heard of a newer one (a higher `stamp`).
@@ -80,20 +72,11 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
   package func notify(_ value: Value, stamp: UInt64, onlyTheValue: Bool = false) {
     let me = pthread_self()
     let heldBack = LockedRegion.isActive
-    let outcome = withState { state -> HandIn in
-      guard stamp > state.stamp else { return .stale }
-      state.stamp = stamp
-      state.nextOnlyTheValue = (state.hasNext ? state.nextOnlyTheValue : true) && onlyTheValue
-      state.next = value
-      state.hasNext = true
-      if let deliverer = state.deliverer {
-        if pthread_equal(deliverer, me) != 0 { state.nextIsOwn = true }
-        return .toldByDeliverer
-      }
-      if heldBack { return .heldBack }
-      state.deliverer = me
-      return .claimed
-    }
+    lock.lock()
+    let outcome = progress.handIn(
+      stamp: stamp, onlyTheValue: onlyTheValue, by: me, heldBack: heldBack)
+    if outcome != .stale { next = value }
+    lock.unlock()
     switch outcome {
     case .claimed: deliver()
     case .heldBack: LockedRegion.holdBack { [self] in claimAndDeliver() }
@@ -101,26 +84,12 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
     }
   }
 
-  /// What became of a change handed in.
-  private enum HandIn {
-    /// Observers heard of a newer one already.
-    case stale
-    /// The thread delivering now tells it.
-    case toldByDeliverer
-    /// This thread is in a ``LockedRegion``: it tells it when it leaves.
-    case heldBack
-    /// This thread delivers it, now.
-    case claimed
-  }
-
   /// Tells everyone about the changes handed in, unless another thread is at it.
   private func claimAndDeliver() {
     let me = pthread_self()
-    let claimed = withState { state -> Bool in
-      guard state.deliverer == nil, state.hasNext else { return false }
-      state.deliverer = me
-      return true
-    }
+    lock.lock()
+    let claimed = progress.claim(by: me)
+    lock.unlock()
     if claimed { deliver() }
   }
 
@@ -128,57 +97,32 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
   /// that claimed the delivery, until none is left.
   private func deliver() {
     var ownInARow = 0
-    while let delivery = takeNext() {
-      ownInARow = delivery.isOwn ? ownInARow + 1 : 0
+    while true {
+      lock.lock()
+      guard let taken = progress.take() else {
+        lock.unlock()
+        return
+      }
+      let previous = current
+      let value = next
+      let subject = self.subject
+      current = value
+      lock.unlock()
+      ownInARow = taken.isOwn ? ownInARow + 1 : 0
       if ownInARow > Self.maxDepth {
         reportFeedbackLoop()
         // What the loop would write next is dropped: it ends here.
-        withState { state in
-          state.hasNext = false
-          state.deliverer = nil
-        }
+        lock.lock()
+        progress.drop()
+        lock.unlock()
         return
       }
-      if !delivery.onlyTheValue || !areEqual(delivery.previous, delivery.value) {
+      if !taken.onlyTheValue || !areEqual(previous, value) {
         observed.changed()
       }
-      delivery.subject?.send(delivery.value)
+      subject?.send(value)
       SharedChangeSubscription.notifyAll()
     }
-  }
-
-  /// One change to tell, taken from the state.
-  private struct Delivery {
-    let previous: Value
-    let value: Value
-    let onlyTheValue: Bool
-    /// The delivering thread's own observers made it.
-    let isOwn: Bool
-    let subject: CurrentValueSubject<Value, Never>?
-  }
-
-  /// Takes the change to tell next, as the value last told; `nil` (and nobody delivering) when
-  /// there is none.
-  private func takeNext() -> Delivery? {
-    withState { state in
-      guard state.hasNext else {
-        state.deliverer = nil
-        return nil
-      }
-      let delivery = Delivery(
-        previous: state.current, value: state.next, onlyTheValue: state.nextOnlyTheValue,
-        isOwn: state.nextIsOwn, subject: state.subject)
-      state.hasNext = false
-      state.nextIsOwn = false
-      state.current = state.next
-      return delivery
-    }
-  }
-
-  private func withState<R>(_ body: (inout State) -> R) -> R {
-    lock.lock()
-    defer { lock.unlock() }
-    return body(&state)
   }
 
   private func reportFeedbackLoop() {
@@ -191,6 +135,85 @@ package final class ReferenceNotifier<Value>: @unchecked Sendable {
       sends) loops forever. Derive the new value in the reducer that makes the change instead.
       """
     )
+  }
+}
+
+/// What a ``ReferenceNotifier`` knows of its changes besides their values: whether one awaits
+/// delivery, its stamp, and who delivers.
+private struct DeliveryProgress {
+  /// What became of a change handed in.
+  enum HandIn {
+    /// Observers heard of a newer one already.
+    case stale
+    /// The thread delivering now tells it.
+    case toldByDeliverer
+    /// This thread is in a ``LockedRegion``: it tells it when it leaves.
+    case heldBack
+    /// This thread delivers it, now.
+    case claimed
+  }
+
+  /// One change to tell, taken.
+  struct Taken {
+    let onlyTheValue: Bool
+    /// The delivering thread's own observers made it.
+    let isOwn: Bool
+  }
+
+  /// A change awaits delivery.
+  var hasNext = false
+  /// Nothing but the value changed in every change the one awaiting stands for.
+  var nextOnlyTheValue = true
+  /// The newest stamp handed in.
+  var stamp: UInt64 = 0
+  /// The thread telling everyone now, if any.
+  var deliverer: pthread_t?
+  /// The delivering thread handed in the change awaiting itself (one of its observers wrote).
+  var nextIsOwn = false
+
+  /// Takes in a change with `stamp` from the thread `me` (the caller stores its value unless
+  /// it is stale).
+  mutating func handIn(stamp: UInt64, onlyTheValue: Bool, by me: pthread_t, heldBack: Bool)
+    -> HandIn
+  {
+    guard stamp > self.stamp else { return .stale }
+    self.stamp = stamp
+    nextOnlyTheValue = (hasNext ? nextOnlyTheValue : true) && onlyTheValue
+    hasNext = true
+    if let deliverer {
+      if pthread_equal(deliverer, me) != 0 { nextIsOwn = true }
+      return .toldByDeliverer
+    }
+    if heldBack { return .heldBack }
+    deliverer = me
+    return .claimed
+  }
+
+  /// Makes `me` the deliverer if nobody delivers and a change awaits.
+  mutating func claim(by me: pthread_t) -> Bool {
+    guard deliverer == nil, hasNext else { return false }
+    deliverer = me
+    return true
+  }
+
+  /// The change to tell next (the caller takes its value); `nil`, and nobody delivering, when
+  /// there is none.
+  mutating func take() -> Taken? {
+    guard hasNext else {
+      deliverer = nil
+      return nil
+    }
+    defer {
+      hasNext = false
+      nextIsOwn = false
+    }
+    return Taken(onlyTheValue: nextOnlyTheValue, isOwn: nextIsOwn)
+  }
+
+  /// Drops the change awaiting and ends the delivery.
+  mutating func drop() {
+    hasNext = false
+    deliverer = nil
   }
 }
 
