@@ -300,25 +300,26 @@ import ZeroMQ
   @Test func anOwnUpdateAfterItsAckIsSettled() {
     var machine = synced()
     guard let request = sentWrite(on: &machine) else { return }
+    func isSettled(_ frames: [Data]) -> Bool { machine.isSettledOwnUpdate(frames) }
     let own = BrokerMessage.update(
       key: "k", version: 2, client: "me", write: request.id, value: Data("1".utf8))
-    #expect(!machine.isSettledOwnUpdate(own.frames), "before its ACK, it confirms the write")
+    #expect(!isSettled(own.frames), "before its ACK, it confirms the write")
     _ = machine.handle(.reply(.ack(key: "k", write: request.id, version: 2)), at: t0)
-    #expect(machine.isSettledOwnUpdate(own.frames))
+    #expect(isSettled(own.frames))
     #expect(machine.handle(.published([own]), at: t0).isEmpty)
     let other = BrokerMessage.update(
       key: "k", version: 2, client: "you", write: 1, value: Data("1".utf8))
-    #expect(!machine.isSettledOwnUpdate(other.frames))
+    #expect(!isSettled(other.frames))
     let later = BrokerMessage.update(
       key: "k", version: 2, client: "me", write: request.id + 1, value: Data("1".utf8))
-    #expect(!machine.isSettledOwnUpdate(later.frames), "its record would move on")
+    #expect(!isSettled(later.frames), "its record would move on")
     let unknownKey = BrokerMessage.update(
       key: "j", version: 2, client: "me", write: request.id, value: Data("1".utf8))
-    #expect(!machine.isSettledOwnUpdate(unknownKey.frames))
+    #expect(!isSettled(unknownKey.frames))
     var malformed = own.frames
     malformed[2] = Data("02".utf8)
-    #expect(!machine.isSettledOwnUpdate(malformed))
-    #expect(!machine.isSettledOwnUpdate(Array(own.frames.dropLast())))
+    #expect(!isSettled(malformed))
+    #expect(!isSettled(Array(own.frames.dropLast())))
   }
 
   /// The broker restarts as `run2` without the key: the client offers its copy (`SEED`), which

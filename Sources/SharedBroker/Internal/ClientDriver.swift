@@ -110,13 +110,11 @@ final class ClientDriver {
       }
     }
     tellObservers(notify)
-    if progressed || published.isHeldBack != machine.isHeldBack
-      || published.brokers != machine.brokers
-    {
-      published = (machine.brokers, machine.isHeldBack)
+    let (brokers, isHeldBack) = inPlace { ($0.brokers, $0.isHeldBack) }
+    if progressed || published.isHeldBack != isHeldBack || published.brokers != brokers {
+      published = (brokers, isHeldBack)
       storage.publish(
-        synced: machine.keys.map(\.isSynced), brokers: machine.brokers,
-        isHeldBack: machine.isHeldBack)
+        synced: inPlace { $0.syncedKeys() }, brokers: brokers, isHeldBack: isHeldBack)
       if progressed { storage.progress.signal() }
     }
   }
