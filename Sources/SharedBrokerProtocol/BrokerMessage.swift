@@ -418,7 +418,7 @@ extension BrokerMessage {
   package static func update(
     _ frames: [Data], writtenBy client: Data
   ) -> (key: String, version: UInt64, write: UInt64)? {
-    guard frames.count == 6, frames[3] == client, frames[1] == updateCommand,
+    guard frames.count == 6, Frames.equal(frames[3], client), frames[1] == updateCommand,
       let version = Frames.number(frames[2]), let write = Frames.number(frames[4]),
       frames[0].last == 0, let key = Frames.text(frames[0].dropLast())
     else { return nil }

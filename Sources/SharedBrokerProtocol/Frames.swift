@@ -56,6 +56,17 @@ package enum Frames {
     }
   }
 
+  /// Whether two frames hold the same bytes. `Data`'s own `==` took some 600 instructions for
+  /// a client id, on every published message a client receives.
+  package static func equal(_ lhs: Data, _ rhs: Data) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    return lhs.withUnsafeBytes { left in
+      rhs.withUnsafeBytes { right in
+        left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+      }
+    }
+  }
+
   /// The topic a key's messages are published on: its bytes and a NUL. No key has a NUL, so a
   /// subscription to a topic receives that key's messages and no other key's.
   package static func topic(_ key: String) -> Data {

@@ -310,6 +310,9 @@ import ZeroMQ
     let other = BrokerMessage.update(
       key: "k", version: 2, client: "you", write: 1, value: Data("1".utf8))
     #expect(!isSettled(other.frames))
+    let sameLength = BrokerMessage.update(
+      key: "k", version: 2, client: "mf", write: request.id, value: Data("1".utf8))
+    #expect(!isSettled(sameLength.frames), "an id of the same length, one byte apart")
     let later = BrokerMessage.update(
       key: "k", version: 2, client: "me", write: request.id + 1, value: Data("1".utf8))
     #expect(!isSettled(later.frames), "its record would move on")
