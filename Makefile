@@ -49,6 +49,8 @@ test: deps
 	$(SWIFT) test --skip-build --filter '$(EXIT_TEST)'
 	$(SWIFT) test --skip-build --filter BrowserTests
 	$(SWIFT) test --skip-build --filter SimulationTests
+	Scripts/fuzz.sh frames 20000
+	Scripts/fuzz.sh json 20000
 	SWIFT=$(SWIFT) Scripts/consumer-check.sh
 	SWIFT=$(SWIFT) Scripts/image-check.sh
 

@@ -1,8 +1,8 @@
 // libFuzzer entry point for the broker's JSON decoder and encoder, built by Scripts/fuzz.sh json
-// together with JSONTape.swift, QuickJSONDecoder.swift and QuickJSONEncoder.swift. Each input is
-// a JSON document, decoded as several types: wherever the fast path gives a value, Foundation's
-// JSONDecoder must give the same one, and neither may crash. Each value Foundation decodes is
-// encoded again: the fast encoder must write Foundation's bytes (`.sortedKeys`).
+// together with the QuickJSON module's sources. Each input is a JSON document, decoded as
+// several types: wherever the fast path gives a value, Foundation's JSONDecoder must give the
+// same one, and neither may crash. Each value Foundation decodes is encoded again: the fast
+// encoder must write Foundation's bytes (`.sortedKeys`).
 import Foundation
 
 private struct Flat: Codable, Equatable {

@@ -13,20 +13,18 @@ out=.build/fuzz-$target
 mkdir -p "$out/corpus"
 case "$target" in
   frames)
-    sources=(Sources/SharedBroker/BrokerMessage.swift Sources/SharedBroker/Internal/Frames.swift
-      Fuzz/FrameDecoderFuzzer.swift)
-    # Valid messages to start from, in the harness's [length][bytes] framing.
-    seed() { python3 -c 'import sys; sys.stdout.buffer.write(b"".join(bytes([len(f)]) + f.encode() for f in sys.argv[1:]))' "$@"; }
+    # The whole module, so a file added to it or moved cannot leave the fuzzer unbuildable.
+    sources=(Sources/SharedBrokerProtocol/*.swift Fuzz/FrameDecoderFuzzer.swift)
+    # Valid messages to start from, in the harness's [length][bytes] framing (`\0` is a NUL).
+    seed() { python3 -c 'import sys; sys.stdout.buffer.write(b"".join(bytes([len(f)]) + f for f in (a.encode().replace(b"\\0", b"\0") for a in sys.argv[1:])))' "$@"; }
     seed HELLO 1 client-a > "$out/corpus/hello"
     seed WRITE client-a 7 stats 6 '{"count":1}' > "$out/corpus/write"
-    seed stats UPDATE 7 client-a 3 '{"count":1}' > "$out/corpus/update"
+    seed 'stats\0' UPDATE 7 client-a 3 '{"count":1}' > "$out/corpus/update"
+    seed 'stats\0' SYNCED client-a > "$out/corpus/synced"
     seed ERROR too-large "value too large" stats 9 > "$out/corpus/error"
     ;;
   json)
-    sources=(Sources/QuickJSON/JSONTape.swift
-      Sources/QuickJSON/QuickJSONDecoder.swift
-      Sources/QuickJSON/QuickJSONEncoder.swift Sources/QuickJSON/IndexKey.swift
-      Fuzz/JSONDecoderFuzzer.swift)
+    sources=(Sources/QuickJSON/*.swift Fuzz/JSONDecoderFuzzer.swift)
     printf '%s' '{"count":1,"name":"a\"\\u00e9","ratio":-1.5e3,"on":true}' > "$out/corpus/flat"
     printf '%s' '{"flat":{"count":0},"list":[null,{"count":2}],"table":{"k":[1,65535]},"kind":{"tagged":{"_0":-8,"label":null}},"deep":[[[1e-3,null]]]}' > "$out/corpus/nested"
     printf '%s' '[0.1, 2, -0, 1E+2]' > "$out/corpus/doubles"
