@@ -256,50 +256,56 @@ extension BrokerMessage {
   /// - Parameter frames: The frames, without the ROUTER's identity frame.
   /// - Throws: ``BrokerProtocolError`` naming what is wrong.
   public init(frames: [Data]) throws(BrokerProtocolError) {
-    try self.init(frames: frames[...])
+    try self.init(request: frames[...])
   }
 
-  /// Decodes a request or reply from frames of a longer message (the broker's, after the
-  /// ROUTER's identity), without copying them.
-  package init(frames: ArraySlice<Data>) throws(BrokerProtocolError) {
-    guard let command = frames.first.flatMap(Frames.text) else {
+  /// Decodes a request or reply received into a ``FrameBuffer``, reading its fields in place.
+  package init(frames: FrameBuffer) throws(BrokerProtocolError) {
+    try self.init(request: frames)
+  }
+
+  private init(request frames: some FrameSource) throws(BrokerProtocolError) {
+    guard frames.count > 0, let command = frames.text(0) else {
       throw .malformed("empty message or non-UTF-8 command")
     }
-    let fields = Fields(frames: frames)
+    // The fields follow the command: field 0 is frame 1.
+    let fieldCount = frames.count - 1
     func count(_ expected: Int) throws(BrokerProtocolError) {
-      guard fields.count == expected else {
-        throw .malformed("\(command) has \(fields.count) fields, expected \(expected)")
+      guard fieldCount == expected else {
+        throw .malformed("\(command) has \(fieldCount) fields, expected \(expected)")
       }
     }
     func text(_ index: Int) throws(BrokerProtocolError) -> String {
-      guard let text = Frames.text(fields[index]) else {
+      guard let text = frames.text(index + 1) else {
         throw .malformed("\(command) field \(index + 1) is not UTF-8")
       }
       return text
     }
     func number(_ index: Int) throws(BrokerProtocolError) -> UInt64 {
-      guard let number = Frames.number(fields[index]) else {
+      guard let number = frames.number(index + 1) else {
         throw .malformed("\(command) field \(index + 1) is not a decimal number")
       }
       return number
     }
     func key(_ index: Int) throws(BrokerProtocolError) -> String {
-      guard let key = Frames.key(fields[index]) else { throw .invalidKey }
+      guard let key = frames.key(index + 1) else { throw .invalidKey }
       return key
     }
+    func value(_ index: Int) -> Data { frames.data(index + 1) }
+    func isEmpty(_ index: Int) -> Bool { frames.byteCount(index + 1) == 0 }
     func pairs(from start: Int) throws(BrokerProtocolError) -> [KeyVersion] {
-      guard (fields.count - start).isMultiple(of: 2) else {
+      guard (fieldCount - start).isMultiple(of: 2) else {
         throw .malformed("\(command) lists key and version pairs")
       }
       var pairs: [KeyVersion] = []
-      for index in stride(from: start, to: fields.count, by: 2) {
+      for index in stride(from: start, to: fieldCount, by: 2) {
         pairs.append(KeyVersion(key: try key(index), version: try number(index + 1)))
       }
       return pairs
     }
     func writes(from start: Int) throws(BrokerProtocolError) -> [String: UInt64] {
       var writes: [String: UInt64] = [:]
-      for index in stride(from: start, to: fields.count, by: 2) {
+      for index in stride(from: start, to: fieldCount, by: 2) {
         let write = try number(index + 1)
         guard write > 0 else { throw .malformed("write ids start at 1") }
         guard writes.updateValue(write, forKey: try text(index)) == nil else {
@@ -323,68 +329,68 @@ extension BrokerMessage {
       try count(2)
       self = .get(client: try text(0), key: try key(1))
     case "WRITE":
-      guard fields.count == 5 || fields.count == 6 else {
-        throw .malformed("WRITE has \(fields.count) fields, expected 5 or 6")
+      guard fieldCount == 5 || fieldCount == 6 else {
+        throw .malformed("WRITE has \(fieldCount) fields, expected 5 or 6")
       }
       let write = try number(1)
       let key = try key(2)
-      let after = fields.count == 6 ? try number(5) : nil
+      let after = fieldCount == 6 ? try number(5) : nil
       guard write > 0, after != 0 else { throw .malformed("write ids start at 1") }
-      guard !fields[4].isEmpty else {
+      guard !isEmpty(4) else {
         throw .malformed("an empty value means no value: write at least 1 byte")
       }
       self = .write(
-        client: try text(0), write: write, key: key, base: try number(3), value: fields[4],
+        client: try text(0), write: write, key: key, base: try number(3), value: value(4),
         after: after
       )
     case "SEED":
-      guard fields.count >= 5, !fields.count.isMultiple(of: 2) else {
+      guard fieldCount >= 5, !fieldCount.isMultiple(of: 2) else {
         throw .malformed("SEED is: client key origin version value [writer write]...")
       }
-      guard !fields[4].isEmpty else { throw .malformed("a seed needs a value") }
+      guard !isEmpty(4) else { throw .malformed("a seed needs a value") }
       guard try number(3) > 0 else { throw .malformed("a copy has a version from 1") }
       self = .seed(
         client: try text(0), key: try key(1), origin: try text(2), version: try number(3),
-        value: fields[4], writes: try writes(from: 5)
+        value: value(4), writes: try writes(from: 5)
       )
     case "WELCOME":
-      guard fields.count >= 3 else {
-        throw .malformed("WELCOME has \(fields.count) fields, expected at least 3")
+      guard fieldCount >= 3 else {
+        throw .malformed("WELCOME has \(fieldCount) fields, expected at least 3")
       }
       self = .welcome(
         instance: try text(1), publisher: try text(2),
-        maxValueSize: fields.count >= 4 ? try number(3) : nil,
-        brokers: fields.count > 4 ? try (4..<fields.count).map(text) : []
+        maxValueSize: fieldCount >= 4 ? try number(3) : nil,
+        brokers: fieldCount > 4 ? try (4..<fieldCount).map(text) : []
       )
     case "PONG":
-      guard !fields.isEmpty else { throw .malformed("PONG has no instance") }
+      guard fieldCount > 0 else { throw .malformed("PONG has no instance") }
       self = .pong(instance: try text(0), behind: try pairs(from: 1))
     case "SNAPSHOT":
-      guard fields.count >= 4, fields.count.isMultiple(of: 2) else {
+      guard fieldCount >= 4, fieldCount.isMultiple(of: 2) else {
         throw .malformed("SNAPSHOT is: key version lastWrite value [writer write]...")
       }
       self = .snapshot(
-        key: try key(0), version: try number(1), lastWrite: try number(2), value: fields[3],
+        key: try key(0), version: try number(1), lastWrite: try number(2), value: value(3),
         writes: try writes(from: 4)
       )
     case "ACK":
       try count(3)
       self = .ack(key: try key(0), write: try number(1), version: try number(2))
     case "REJECT":
-      guard fields.count >= 5, !fields.count.isMultiple(of: 2) else {
+      guard fieldCount >= 5, !fieldCount.isMultiple(of: 2) else {
         throw .malformed("REJECT is: key write version lastWrite value [writer write]...")
       }
       self = .reject(
         key: try key(0), write: try number(1), version: try number(2), lastWrite: try number(3),
-        value: fields[4], writes: try writes(from: 5)
+        value: value(4), writes: try writes(from: 5)
       )
     case "ERROR":
-      guard fields.count == 2 || fields.count == 4 else {
-        throw .malformed("ERROR has \(fields.count) fields")
+      guard fieldCount == 2 || fieldCount == 4 else {
+        throw .malformed("ERROR has \(fieldCount) fields")
       }
       self = .error(
         code: BrokerErrorCode(rawValue: try text(0)) ?? .badRequest, message: try text(1),
-        key: fields.count == 4 ? try text(2) : nil, write: fields.count == 4 ? try number(3) : nil
+        key: fieldCount == 4 ? try text(2) : nil, write: fieldCount == 4 ? try number(3) : nil
       )
     default:
       throw .unknownCommand(String(command.prefix(32)))
@@ -396,13 +402,14 @@ extension BrokerMessage {
   ///
   /// - Parameter frames: The request, without the ROUTER's identity frame.
   /// - Returns: The key (as text, even if it breaks the key rules) and the write id.
-  package static func writeFields(of frames: [Data]) -> (key: String, write: UInt64)? {
-    guard frames.count >= 4, frames[0] == Frames.text("WRITE"),
-      let write = Frames.number(frames[2]),
-      let key = Frames.text(frames[3])
+  package static func writeFields(of frames: FrameBuffer) -> (key: String, write: UInt64)? {
+    guard frames.count >= 4, frames.frame(0, equals: writeCommand), let write = frames.number(2),
+      let key = frames.text(3)
     else { return nil }
     return (key, write)
   }
+
+  private static let writeCommand = Frames.text("WRITE")
 
   /// The key, version and write id of an `UPDATE` received on the PUB socket, if `client`
   /// wrote it, read without decoding the rest: a writer recognizes its own update this way, and
@@ -416,11 +423,14 @@ extension BrokerMessage {
   ///   - client: The frame of the id the update must name as its writer.
   /// - Returns: `nil` for anything else.
   package static func update(
-    _ frames: [Data], writtenBy client: Data
+    _ frames: FrameBuffer, writtenBy client: Data
   ) -> (key: String, version: UInt64, write: UInt64)? {
-    guard frames.count == 6, Frames.equal(frames[3], client), frames[1] == updateCommand,
-      let version = Frames.number(frames[2]), let write = Frames.number(frames[4]),
-      frames[0].last == 0, let key = Frames.text(frames[0].dropLast())
+    guard frames.count == 6, frames.frame(3, equals: client),
+      frames.frame(1, equals: updateCommand), let version = frames.number(2),
+      let write = frames.number(4),
+      let key = frames.withFrame(0, { topic in
+        topic.last == 0 ? Frames.text(UnsafeRawBufferPointer(rebasing: topic.dropLast())) : nil
+      })
     else { return nil }
     return (key, version, write)
   }
@@ -433,34 +443,49 @@ extension BrokerMessage {
   ///   `\u{1}brokers BROKERS [broker]...`.
   /// - Throws: ``BrokerProtocolError``.
   public init(published frames: [Data]) throws(BrokerProtocolError) {
-    if frames.first == Frames.text(Self.brokersTopic) {
-      guard frames.count >= 2, Frames.text(frames[1]) == "BROKERS" else {
+    try self.init(publishedFrom: frames[...])
+  }
+
+  /// Decodes a message received on the PUB socket into a ``FrameBuffer``, reading its fields in
+  /// place.
+  package init(published frames: FrameBuffer) throws(BrokerProtocolError) {
+    try self.init(publishedFrom: frames)
+  }
+
+  private init(publishedFrom frames: some FrameSource) throws(BrokerProtocolError) {
+    if frames.count > 0, frames.frame(0, equals: Self.brokersTopicFrame) {
+      guard frames.count >= 2, frames.text(1) == "BROKERS" else {
         throw .malformed("the brokers' topic carries: BROKERS [broker]...")
       }
       var brokers: [String] = []
-      for frame in frames.dropFirst(2) {
-        guard let broker = Frames.text(frame) else { throw .malformed("a broker is not UTF-8") }
+      for index in 2..<frames.count {
+        guard let broker = frames.text(index) else { throw .malformed("a broker is not UTF-8") }
         brokers.append(broker)
       }
       self = .brokers(brokers)
       return
     }
-    guard frames.count >= 2, let key = Frames.key(topic: frames[0]) else { throw .invalidKey }
-    switch Frames.text(frames[1]) {
+    guard frames.count >= 2, let key = frames.withFrame(0, Frames.key(topic:)) else {
+      throw .invalidKey
+    }
+    switch frames.text(1) {
     case "UPDATE":
-      guard frames.count == 6, let version = Frames.number(frames[2]),
-        let client = Frames.text(frames[3]), let write = Frames.number(frames[4])
+      guard frames.count == 6, let version = frames.number(2), let client = frames.text(3),
+        let write = frames.number(4)
       else { throw .malformed("an update is: key UPDATE version client write value") }
-      self = .update(key: key, version: version, client: client, write: write, value: frames[5])
+      self = .update(
+        key: key, version: version, client: client, write: write, value: frames.data(5))
     case "SYNCED":
-      guard frames.count == 3, let client = Frames.text(frames[2]) else {
+      guard frames.count == 3, let client = frames.text(2) else {
         throw .malformed("a sync answer is: key SYNCED client")
       }
       self = .synced(key: key, client: client)
     default:
-      throw .unknownCommand(String(decoding: frames[1].prefix(32), as: UTF8.self))
+      throw .unknownCommand(frames.withFrame(1) { String(decoding: $0.prefix(32), as: UTF8.self) })
     }
   }
+
+  private static let brokersTopicFrame = Frames.text(brokersTopic)
 }
 
 /// A message that does not follow the wire protocol.
@@ -494,15 +519,4 @@ public enum BrokerProtocolError: Error, Equatable, CustomStringConvertible {
       "unsupported protocol version \"\(version)\" (this broker speaks \(BrokerMessage.protocolVersion))"
     }
   }
-}
-
-/// A message's fields after its command, read in place: copying them into an array of their
-/// own cost a request an allocation.
-private struct Fields {
-  let frames: ArraySlice<Data>
-
-  var count: Int { frames.count - 1 }
-  var isEmpty: Bool { count == 0 }
-
-  subscript(index: Int) -> Data { frames[frames.startIndex + 1 + index] }
 }

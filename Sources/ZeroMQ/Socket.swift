@@ -220,7 +220,8 @@ public final class Socket {
   /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
   public func receive(into frames: inout [Data], dontWait: Bool = false) throws -> Bool {
     var userID: String?
-    return try receive(into: &frames, userID: nil, &userID, dontWait: dontWait)
+    Self.empty(&frames)
+    return try receive(userID: nil, &userID, dontWait: dontWait) { frames.append(Data($0)) }
   }
 
   /// Receives a multipart message into `frames`, as ``receive(into:dontWait:)`` does, and the
@@ -236,31 +237,69 @@ public final class Socket {
   public func receive(
     into frames: inout [Data], userID: inout String?, dontWait: Bool = false
   ) throws -> Bool {
-    try receive(into: &frames, userID: "User-Id", &userID, dontWait: dontWait)
+    Self.empty(&frames)
+    return try receive(userID: "User-Id", &userID, dontWait: dontWait) { frames.append(Data($0)) }
+  }
+
+  /// Receives a multipart message frame by frame: `frame` sees each frame's bytes, in order,
+  /// valid only during its call. A loop that copies them into storage it reuses makes no
+  /// `Data` and no array per message.
+  ///
+  /// - Parameters:
+  ///   - dontWait: Return `false` instead of blocking when nothing is queued.
+  ///   - frame: Called once per frame.
+  /// - Returns: Whether a message was received (`false` only with `dontWait`).
+  /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
+  public func receive(
+    dontWait: Bool = false, frame: (UnsafeRawBufferPointer) -> Void
+  ) throws -> Bool {
+    var userID: String?
+    return try receive(userID: nil, &userID, dontWait: dontWait, frame: frame)
+  }
+
+  /// Receives a multipart message frame by frame, as ``receive(dontWait:frame:)`` does, and the
+  /// `User-Id` its connection's authentication gave it, as
+  /// ``receive(into:userID:dontWait:)`` does.
+  ///
+  /// - Parameters:
+  ///   - userID: The message's `User-Id`, or `nil` when its connection has none.
+  ///   - dontWait: Return `false` instead of blocking when nothing is queued.
+  ///   - frame: Called once per frame.
+  /// - Returns: Whether a message was received (`false` only with `dontWait`).
+  /// - Throws: ``ZMQError`` (`ETERM` once the context is terminated).
+  public func receive(
+    userID: inout String?, dontWait: Bool = false, frame: (UnsafeRawBufferPointer) -> Void
+  ) throws -> Bool {
+    try receive(userID: "User-Id", &userID, dontWait: dontWait, frame: frame)
+  }
+
+  /// Messages are usually a handful of frames: one allocation rather than one per growth.
+  private static func empty(_ frames: inout [Data]) {
+    frames.removeAll(keepingCapacity: true)
+    if frames.capacity == 0 { frames.reserveCapacity(8) }
   }
 
   private func receive(
-    into frames: inout [Data], userID property: String?, _ userID: inout String?, dontWait: Bool
+    userID property: String?, _ userID: inout String?, dontWait: Bool,
+    frame: (UnsafeRawBufferPointer) -> Void
   ) throws -> Bool {
-    frames.removeAll(keepingCapacity: true)
-    return try withUnsafeHandle { handle in
+    try withUnsafeHandle { handle in
       var message = zmq_msg_t()
       zmq_msg_init(&message)
       defer { zmq_msg_close(&message) }
+      var first = true
       repeat {
-        let flags: Int32 = dontWait && frames.isEmpty ? ZMQ_DONTWAIT : 0
+        let flags: Int32 = dontWait && first ? ZMQ_DONTWAIT : 0
         guard try zmqCall("zmq_msg_recv", { zmq_msg_recv(&message, handle, flags) }) != nil else {
           return false
         }
-        // Messages are usually a handful of frames: one allocation rather than one per growth,
-        // and none for a receive that finds nothing.
-        if frames.capacity == 0 { frames.reserveCapacity(8) }
-        frames.append(Data(bytes: zmq_msg_data(&message), count: zmq_msg_size(&message)))
+        frame(UnsafeRawBufferPointer(start: zmq_msg_data(&message), count: zmq_msg_size(&message)))
         // A ROUTER makes the identity frame itself, without the connection's metadata: the
         // first frame that has it says.
-        if let property, frames.count == 1 || userID == nil {
+        if let property, first || userID == nil {
           userID = zmq_msg_gets(&message, property).map { String(cString: $0) }
         }
+        first = false
       } while zmq_msg_more(&message) != 0
       return true
     }

@@ -183,9 +183,11 @@ struct BadInputTests {
     ]
     for message in messages {
       #expect(try BrokerMessage(frames: message.frames) == message)
+      #expect(try BrokerMessage(frames: FrameBuffer(message.frames)) == message)
     }
     let update = BrokerMessage.update(key: "k", version: 1, client: "c", write: 1, value: Data())
     #expect(try BrokerMessage(published: update.frames) == update)
+    #expect(try BrokerMessage(published: FrameBuffer(update.frames)) == update)
     for brokers in [[], ["tcp://a:5555", "tcp://b:5555"]] {
       #expect(try BrokerMessage(published: BrokerMessage.brokers(brokers).frames) == .brokers(brokers))
     }
@@ -198,5 +200,35 @@ struct BadInputTests {
     }
     #expect(throws: BrokerProtocolError.self) { try BrokerMessage(frames: []) }
     #expect(throws: BrokerProtocolError.self) { try BrokerMessage(published: [Data("k".utf8)]) }
+  }
+
+  /// A receive buffer gives back the frames it took, empty ones included, and is reused.
+  @Test func frameBufferHoldsFramesBackToBack() {
+    let frames = [
+      Data("k\0".utf8), Data(), Data("UPDATE".utf8), Data(repeating: 1, count: 70_000),
+    ]
+    var buffer = FrameBuffer(frames)
+    #expect(buffer.count == 4 && buffer.byteCount == 70_008 && buffer.frames == frames)
+    buffer.removeAll()
+    #expect(buffer.count == 0 && buffer.frames.isEmpty)
+    Data("x".utf8).withUnsafeBytes { buffer.append($0) }
+    #expect(buffer.frames == [Data("x".utf8)])
+  }
+
+  /// Keys keep their rules whichever way they are read: printable ASCII quickly, the rest by
+  /// its scalars.
+  @Test func keysWithControlCharactersAreRefused() {
+    func published(_ key: [UInt8]) -> BrokerMessage? {
+      try? BrokerMessage(
+        published: FrameBuffer([Data(key + [0]), Data("SYNCED".utf8), Data("c".utf8)]))
+    }
+    #expect(published(Array("stats ~".utf8)) == .synced(key: "stats ~", client: "c"))
+    #expect(published(Array("ключ".utf8)) == .synced(key: "ключ", client: "c"))
+    let refused: [[UInt8]] = [
+      [], [0x41, 0x09], [0x7F], [0x41, 0xC2, 0x85], [0xFF], Array(repeating: 0x41, count: 257),
+    ]
+    for refused in refused {
+      #expect(published(refused) == nil, "\(refused)")
+    }
   }
 }

@@ -66,11 +66,11 @@ import Testing
     }
 
     mutating func send(_ message: BrokerMessage, from peer: String = "p") -> [Out] {
-      take(machine.receive(message.frames[...], from: Data(peer.utf8), at: now))
+      take(machine.receive(FrameBuffer(message.frames), from: Data(peer.utf8), at: now))
     }
 
     mutating func sendRaw(_ frames: [String], from peer: String = "p") -> [Out] {
-      take(machine.receive(frames.map { Data($0.utf8) }[...], from: Data(peer.utf8), at: now))
+      take(machine.receive(FrameBuffer(frames.map { Data($0.utf8) }), from: Data(peer.utf8), at: now))
     }
 
     /// Answers the oldest commit in flight.

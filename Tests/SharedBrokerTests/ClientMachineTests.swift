@@ -300,7 +300,7 @@ import ZeroMQ
   @Test func anOwnUpdateAfterItsAckIsSettled() {
     var machine = synced()
     guard let request = sentWrite(on: &machine) else { return }
-    func isSettled(_ frames: [Data]) -> Bool { machine.isSettledOwnUpdate(frames) }
+    func isSettled(_ frames: [Data]) -> Bool { machine.isSettledOwnUpdate(FrameBuffer(frames)) }
     let own = BrokerMessage.update(
       key: "k", version: 2, client: "me", write: request.id, value: Data("1".utf8))
     #expect(!isSettled(own.frames), "before its ACK, it confirms the write")

@@ -35,7 +35,7 @@ import Testing
     /// What `message` from connection `peer` makes the broker send: replies and publications.
     func send(_ message: BrokerMessage, from peer: String = "p") -> Sent {
       core.takeStoreEvents()
-      core.receive(message.frames[...], from: Data(peer.utf8), at: now)
+      core.receive(FrameBuffer(message.frames), from: Data(peer.utf8), at: now)
       return carryOut()
     }
 

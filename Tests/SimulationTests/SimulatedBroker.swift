@@ -151,7 +151,7 @@ final class SimulatedBroker {
   /// What one request from a connection with the CURVE key `clientKey` makes the broker send, in
   /// order.
   func receive(_ frames: [Data], from peer: Data, clientKey: String, at now: Duration) -> [Sent] {
-    core.receive(frames[...], from: peer, clientKey: clientKey, at: now)
+    core.receive(FrameBuffer(frames), from: peer, clientKey: clientKey, at: now)
     return outbox.take()
   }
 

@@ -329,13 +329,16 @@ final class Simulation {
     case .published(let index, let epoch, let message):
       let client = clients[index]
       guard client.alive, client.subscriberUp, client.subscriberEpoch == epoch else { return }
-      // Through its frames, as the I/O thread reads it: a settled own update is dropped there.
-      if client.driver.isSettledOwnUpdate(message.frames) {
+      // Through its frames, as the I/O thread reads it: a settled own update is dropped there,
+      // the rest decoded from the buffer it receives into.
+      let received = FrameBuffer(message.frames)
+      if client.driver.isSettledOwnUpdate(received) {
         outcome.settledOwnUpdates += 1
         note { "\(client.id.prefix(4)) ⇐ \(message) (settled, dropped)" }
       } else {
         note { "\(client.id.prefix(4)) ⇐ \(message)" }
-        client.driver.handle(.published([message]), at: instant(client), via: transport(client))
+        let decoded = try BrokerMessage(published: received)
+        client.driver.handle(.published([decoded]), at: instant(client), via: transport(client))
       }
       try turn(client)
     case .impostor(let index):

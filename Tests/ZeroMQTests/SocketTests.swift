@@ -24,6 +24,29 @@ import ZeroMQ
     dealer.close()
   }
 
+  /// A receive frame by frame sees each frame once, in order, empty ones included, and says
+  /// when nothing waits instead of blocking.
+  @Test func receiveFrameByFrame() throws {
+    let context = try Context()
+    defer { context.terminate() }
+    let push = try Socket(context: context, type: .push)
+    try push.bind("tcp://127.0.0.1:*")
+    let pull = try Socket(context: context, type: .pull)
+    try pull.connect(try push.lastEndpoint)
+    let sent = [Data("key\0".utf8), Data(), Data(repeating: 7, count: 100_000)]
+    try push.send(sent)
+    try push.send([Data("next".utf8)])
+    var frames: [Data] = []
+    #expect(try pull.receive { frames.append(Data($0)) })
+    #expect(frames == sent)
+    frames = []
+    #expect(try pull.receive { frames.append(Data($0)) })
+    #expect(frames == [Data("next".utf8)])
+    frames = []
+    #expect(try !pull.receive(dontWait: true) { frames.append(Data($0)) })
+    #expect(frames.isEmpty)
+  }
+
   @Test func publishSubscribeWithTopics() throws {
     let context = try Context()
     defer { context.terminate() }

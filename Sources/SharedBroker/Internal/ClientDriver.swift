@@ -35,7 +35,7 @@ final class ClientDriver {
 
   /// Whether a message from the PUB socket can be dropped undecoded: this client's own update,
   /// which its `ACK` settled already.
-  func isSettledOwnUpdate(_ frames: [Data]) -> Bool {
+  func isSettledOwnUpdate(_ frames: FrameBuffer) -> Bool {
     inPlace { $0.isSettledOwnUpdate(frames) }
   }
 

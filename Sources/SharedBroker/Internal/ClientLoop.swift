@@ -26,9 +26,9 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   private let wakeUp: WakeUpSignal?
   /// The messages the SUB socket had waiting, kept to reuse its storage.
   private var published: [BrokerMessage] = []
-  /// The frames of the message received last, and of the one sent last, kept to reuse their
-  /// lists' storage.
-  private var frames: [Data] = []
+  /// The message received last, and the frames of the one sent last, kept to reuse their
+  /// storage.
+  private var received = FrameBuffer()
   private var outgoing: [Data] = []
 
   init(
@@ -133,19 +133,21 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   private func drainReplies() {
     // Cut short after a batch (so the rest of the loop runs): more may be waiting.
     dealerTouched = true
-    for _ in 0..<1_000 {
-      guard (try? dealer.receive(into: &frames, dontWait: true)) == true else {
-        dealerTouched = false
-        return
+    withReceiveBuffer { received in
+      for _ in 0..<1_000 {
+        guard Self.receive(from: dealer, into: &received) else {
+          dealerTouched = false
+          return
+        }
+        let reply: BrokerMessage
+        do {
+          reply = try BrokerMessage(frames: received)
+        } catch {
+          logger.warning("Ignored a malformed reply", metadata: ["reason": "\(error)"])
+          continue
+        }
+        driver.handle(.reply(reply), at: .now, via: self)
       }
-      let reply: BrokerMessage
-      do {
-        reply = try BrokerMessage(frames: frames)
-      } catch {
-        logger.warning("Ignored a malformed reply", metadata: ["reason": "\(error)"])
-        continue
-      }
-      driver.handle(.reply(reply), at: .now, via: self)
     }
   }
 
@@ -187,19 +189,36 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   /// Reads what the SUB socket has waiting and hands it to the machine as one batch.
   private func drainPublished() {
     subscriberTouched = true
-    for _ in 0..<10_000 {
-      guard (try? subscriber.receive(into: &frames, dontWait: true)) == true else {
-        subscriberTouched = false
-        break
+    withReceiveBuffer { received in
+      for _ in 0..<10_000 {
+        guard Self.receive(from: subscriber, into: &received) else {
+          subscriberTouched = false
+          break
+        }
+        guard !driver.isSettledOwnUpdate(received) else { continue }
+        // Noise: not a message of the protocol.
+        guard let message = try? BrokerMessage(published: received) else { continue }
+        published.append(message)
       }
-      guard !driver.isSettledOwnUpdate(frames) else { continue }
-      // Noise: not a message of the protocol.
-      guard let message = try? BrokerMessage(published: frames) else { continue }
-      published.append(message)
     }
     guard !published.isEmpty else { return }
     driver.handle(.published(published), at: .now, via: self)
     published.removeAll(keepingCapacity: true)
+  }
+
+  /// Runs `body` with the receive buffer taken out of the loop for the call: written as a
+  /// stored property, frame by frame, it was checked for exclusive access on every frame.
+  private func withReceiveBuffer(_ body: (inout FrameBuffer) -> Void) {
+    var buffer = FrameBuffer()
+    swap(&buffer, &received)
+    defer { swap(&buffer, &received) }
+    body(&buffer)
+  }
+
+  /// Receives what `socket` has waiting into `buffer`; `false` when nothing was.
+  private static func receive(from socket: Socket, into buffer: inout FrameBuffer) -> Bool {
+    buffer.removeAll()
+    return (try? socket.receive(dontWait: true) { buffer.append($0) }) == true
   }
 
   // MARK: - Transport

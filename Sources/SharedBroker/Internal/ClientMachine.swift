@@ -186,7 +186,7 @@ struct ClientMachine {
   /// Whether a message from the PUB socket is this client's own update that changes nothing
   /// (see ``KeyMachine/isSettledOwnUpdate(version:write:)``), which its I/O thread drops
   /// undecoded: a writer gets every one of its writes back from the broker.
-  mutating func isSettledOwnUpdate(_ frames: [Data]) -> Bool {
+  mutating func isSettledOwnUpdate(_ frames: FrameBuffer) -> Bool {
     guard let update = BrokerMessage.update(frames, writtenBy: idFrame),
       let index = indices[update.key]
     else { return false }

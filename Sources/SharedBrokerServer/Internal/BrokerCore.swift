@@ -63,7 +63,7 @@ final class BrokerCore {
   /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`,
   /// whose CURVE public key is `clientKey` (`nil` without CURVE).
   func receive(
-    _ frames: ArraySlice<Data>, from peer: Data, clientKey: String? = nil, at now: Duration
+    _ frames: FrameBuffer, from peer: Data, clientKey: String? = nil, at now: Duration
   ) {
     traffic.bytesReceived += frames.byteCount
     perform(machine.receive(frames, from: peer, clientKey: clientKey, at: now))

@@ -306,7 +306,7 @@ struct BrokerMachine {
   /// Handles one request (`frames` without the ROUTER identity) from the connection `peer`,
   /// whose CURVE public key is `clientKey` (`nil` without CURVE).
   mutating func receive(
-    _ frames: ArraySlice<Data>, from peer: Data, clientKey: String? = nil, at now: Duration
+    _ frames: FrameBuffer, from peer: Data, clientKey: String? = nil, at now: Duration
   ) -> [Action] {
     // The log's requests are answered without tickets: its driver must answer every commit
     // before it hands the machine the next request.
@@ -319,12 +319,12 @@ struct BrokerMachine {
   }
 
   private mutating func handle(
-    _ frames: ArraySlice<Data>, from peer: Data, clientKey: String?, at now: Duration,
+    _ frames: FrameBuffer, from peer: Data, clientKey: String?, at now: Duration,
     into actions: inout [Action]
   ) {
     statistics.requests += 1
     self.now = now
-    guard !frames.isEmpty else { return }
+    guard frames.count > 0 else { return }
     let request: BrokerMessage
     do {
       request = try BrokerMessage(frames: frames)
@@ -534,7 +534,7 @@ struct BrokerMachine {
   // MARK: - Requests
 
   private mutating func refuseUndecodable(
-    _ frames: some Collection<Data>, _ error: BrokerProtocolError, from peer: Data,
+    _ frames: FrameBuffer, _ error: BrokerProtocolError, from peer: Data,
     into actions: inout [Action]
   ) {
     switch error {
@@ -547,7 +547,7 @@ struct BrokerMachine {
     if rejected <= 8 || rejected & (rejected - 1) == 0 {
       actions.append(.report(.rejectedRequest(reason: "\(error)", rejectedSoFar: rejected)))
     }
-    let written = BrokerMessage.writeFields(of: Array(frames))
+    let written = BrokerMessage.writeFields(of: frames)
     replies.reply(
       .error(
         code: error.code, message: error.description, key: written?.key, write: written?.write),
