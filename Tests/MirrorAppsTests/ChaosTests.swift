@@ -93,10 +93,13 @@ struct ChaosTests {
     #expect(final.contains(#""count":\#(expected),"#) && final.contains(#""numberOfCounts":\#(expected)}"#))
     let kind = withData ? "--data" : "memory only"
     print("chaos: \(restarts) broker SIGKILLs (\(kind)), \(counters) counters × \(increments) increments → \(final)")
+    // A figure, not a check (timings belong in benchmarks): the goal is the median's. A restart
+    // can also wait out the broker's window for the clients' copies, which the slowest shows.
     let sorted = resyncTimes.sorted()
+    let median = sorted[sorted.count / 2]
     print(
-      "chaos: back in sync after each restart: median \(sorted[sorted.count / 2]), "
-        + "slowest \(sorted.last!) (goal: 1 s)"
+      "chaos: back in sync after each restart: median \(median) (goal ≤ 1 s: "
+        + (median <= .seconds(1) ? "met" : "not met") + "), slowest \(sorted.last!)"
     )
     // Afterwards, with the probe still connected, the broker only answers its heartbeats.
     let ticks = broker.cpuTicks
