@@ -1075,6 +1075,8 @@ final class Simulation {
     for (keyIndex, key) in keys.enumerated() {
       let entry = entries[key]
       for client in clients where client.alive {
+        // A client spawned at this instant takes its keys at its first turn, still to come.
+        guard client.machine.keys.indices.contains(keyIndex) else { return }
         let machine = client.machine.keys[keyIndex]
         // Nothing on its way either: a request delayed from the faults would still be answered.
         guard client.dealerUp, client.subscribed, client.machine.isConnected,
