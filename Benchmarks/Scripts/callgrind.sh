@@ -8,7 +8,8 @@
 #   broker: the broker runs under callgrind (its thread, and libzmq's I/O thread fanning out)
 # Usage: Benchmarks/Scripts/callgrind.sh BIN_DIR [COUNT]   (BIN_DIR: Benchmarks' release dir)
 # Prints "ROLE THREAD: N instructions per write" and keeps the profiles in .build/callgrind/,
-# with one line per thread in summary.tsv (role, thread, per write, writes, profile).
+# with one line per thread in summary.tsv (role, thread, per write, writes, profile, and the
+# reader's notifications).
 set -euo pipefail
 bin="${1:?usage: callgrind.sh BIN_DIR [COUNT]}"
 count="${2:-1000}"
@@ -61,11 +62,11 @@ report() { # ROLE: instructions per write of each thread that did any real work
     # notifying once for them: its figure moves with how many turns it took, which it names.
     local seen=""
     if [[ "$role" == reader && "$name" == "client I/O thread" ]]; then
-      seen=$(sed -n 's/^updates seen: \(.*\)/ (\1 notifications)/p' "$out/$role.log")
+      seen=$(sed -n 's/^updates seen: //p' "$out/$role.log")
     fi
-    echo "$role, $name: $((total / writes)) instructions per write$seen"
-    printf '%s\t%s\t%s\t%s\t%s\n' "$role" "$name" "$((total / writes))" "$writes" "$profile" \
-      >> "$out/summary.tsv"
+    echo "$role, $name: $((total / writes)) instructions per write${seen:+ ($seen notifications)}"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$role" "$name" "$((total / writes))" "$writes" "$profile" \
+      "$seen" >> "$out/summary.tsv"
   done
 }
 
