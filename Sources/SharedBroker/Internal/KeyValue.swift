@@ -1,3 +1,5 @@
+internal import Sharing
+
 /// A `.broker` key's value with its type erased, as the ``KeyMachine`` holds it: the key's
 /// reference, which knows the type, takes the typed value out with ``as(_:)``.
 ///
@@ -18,7 +20,8 @@ struct KeyValue: Sendable, Equatable {
 
   /// The value, which must be a `Value`: a key is mirrored with one value type.
   func `as`<Value>(_ type: Value.Type) -> Value {
-    base as! Value
+    func open(_ stored: some Sendable & Equatable) -> Value { identityCast(stored, to: type) }
+    return open(base)
   }
 
   static func == (lhs: KeyValue, rhs: KeyValue) -> Bool {
@@ -27,11 +30,12 @@ struct KeyValue: Sendable, Equatable {
 }
 
 extension Equatable {
-  /// Compares the types first: when they are the same, a forced cast asks the runtime for no
-  /// `Optional<Self>` metadata, a slow lookup that `as?` makes on every call.
+  /// Compares the types first: when they are the same, the other value is taken as `Self`
+  /// without the runtime's casts (`as?` also looks up `Optional<Self>`'s metadata every call).
   fileprivate func isEqual(to other: any Equatable) -> Bool {
-    if type(of: other) == Self.self { return self == other as! Self }
-    return isEqual(casting: other)
+    guard type(of: other) == Self.self else { return isEqual(casting: other) }
+    func open(_ other: some Equatable) -> Self { identityCast(other, to: Self.self) }
+    return self == open(other)
   }
 
   /// Not inlined: a function that may cast with `as?` asks for the metadata on entry, whichever

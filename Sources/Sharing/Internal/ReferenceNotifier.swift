@@ -224,10 +224,10 @@ private func areEqual<T>(_ lhs: T, _ rhs: T) -> Bool {
 }
 
 extension Equatable {
-  /// Compares the types first: when they are the same, a forced cast asks the runtime for no
-  /// `Optional<Self>` metadata, a slow lookup that `as?` makes on every call.
+  /// Compares the types first: when they are the same, the other value is taken as `Self`
+  /// without the runtime's casts (`as?` also looks up `Optional<Self>`'s metadata every call).
   fileprivate func isEqual<Other>(to other: Other) -> Bool {
-    if type(of: other) == Self.self { return self == other as! Self }
+    if type(of: other) == Self.self { return self == identityCast(other, to: Self.self) }
     return isEqual(casting: other)
   }
 
