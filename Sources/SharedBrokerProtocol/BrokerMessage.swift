@@ -292,7 +292,7 @@ extension BrokerMessage {
       return key
     }
     func value(_ index: Int) -> Data { frames.data(index + 1) }
-    func isEmpty(_ index: Int) -> Bool { frames.byteCount(index + 1) == 0 }
+    func isEmpty(_ index: Int) -> Bool { frames.withFrame(index + 1) { $0.isEmpty } }
     func pairs(from start: Int) throws(BrokerProtocolError) -> [KeyVersion] {
       guard (fieldCount - start).isMultiple(of: 2) else {
         throw .malformed("\(command) lists key and version pairs")

@@ -41,13 +41,9 @@ package struct FrameBuffer {
   }
 
   /// The frames, each as its own `Data`.
-  package var frames: [Data] { (0..<count).map { withFrame($0) { Data($0) } } }
+  package var frames: [Data] { (0..<count).map(data) }
 }
 
 extension FrameBuffer: FrameSource {
-  func byteCount(_ index: Int) -> Int {
-    ends[index] - (index == 0 ? 0 : ends[index - 1])
-  }
-
   func data(_ index: Int) -> Data { withFrame(index) { Data($0) } }
 }

@@ -6,8 +6,6 @@ import Foundation
 protocol FrameSource {
   /// How many frames there are.
   var count: Int { get }
-  /// How many bytes the frame at `index` has.
-  func byteCount(_ index: Int) -> Int
   /// Runs `body` with the bytes of the frame at `index`.
   func withFrame<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R
   /// The frame at `index`, as `Data` a message keeps (a value).
@@ -26,8 +24,6 @@ extension FrameSource {
 }
 
 extension ArraySlice<Data>: FrameSource {
-  func byteCount(_ index: Int) -> Int { self[startIndex + index].count }
-
   func withFrame<R>(_ index: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
     self[startIndex + index].withUnsafeBytes(body)
   }
