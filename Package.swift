@@ -31,8 +31,27 @@ let macroTests: [Target] =
         .product(name: "MacroTesting", package: "swift-macro-testing"),
       ],
       swiftSettings: settings
-    )
+    ),
+    .testTarget(
+      name: "QuickJSONMacrosTests",
+      dependencies: [
+        "QuickJSONMacros",
+        .product(name: "MacroTesting", package: "swift-macro-testing"),
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+      ],
+      swiftSettings: settings
+    ),
   ]
+
+/// What a compiler plugin of macros links.
+let macroPlugin: [Target.Dependency] = [
+  .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+  .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+  .product(name: "SwiftSyntax", package: "swift-syntax"),
+  .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+  .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+]
 
 let package = Package(
   name: "SharedMirror",
@@ -100,15 +119,15 @@ let package = Package(
       ],
       swiftSettings: settings
     ),
+    // What the package's macros ask of declarations alike.
+    .target(
+      name: "MacroSupport",
+      dependencies: [.product(name: "SwiftSyntax", package: "swift-syntax")],
+      swiftSettings: settings
+    ),
     .macro(
       name: "ComposableMacros",
-      dependencies: [
-        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
-        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
-        .product(name: "SwiftSyntax", package: "swift-syntax"),
-        .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
-        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-      ],
+      dependencies: ["MacroSupport"] + macroPlugin,
       swiftSettings: settings
     ),
     .target(
@@ -145,8 +164,14 @@ let package = Package(
       dependencies: ["CZeroMQ"],
       swiftSettings: settings
     ),
+    .macro(
+      name: "QuickJSONMacros",
+      dependencies: ["MacroSupport"] + macroPlugin,
+      swiftSettings: settings
+    ),
     .target(
       name: "QuickJSON",
+      dependencies: ["QuickJSONMacros"],
       swiftSettings: settings
     ),
     // The wire protocol that clients and brokers share: messages, frames, the I/O thread.

@@ -1,3 +1,4 @@
+import MacroSupport
 import SwiftDiagnostics
 public import SwiftSyntax
 import SwiftSyntaxBuilder

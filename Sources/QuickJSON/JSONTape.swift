@@ -109,9 +109,88 @@ final class JSONTape {
     }
   }
 
+  /// The index of the value of `object`'s member named `key`: a generated decoder's lookup,
+  /// by bytes when the name is ASCII (as a Swift identifier usually is).
+  func member(_ key: StaticString, of object: Int) -> Int? {
+    guard key.isASCII, key.hasPointerRepresentation else { return member("\(key)", of: object) }
+    let name = key.utf8Start
+    let length = key.utf8CodeUnitCount
+    return bytes.withUnsafeBufferPointer { bytes in
+      var index = object + 1
+      for _ in 0..<nodes[object].count {
+        let node = nodes[index]
+        if node.end - node.start == length, memcmp(bytes.baseAddress! + node.start, name, length) == 0 {
+          return index + 1
+        }
+        index = nodes[index + 1].next
+      }
+      return nil
+    }
+  }
+
   /// A token's text as it stands (for numbers).
   func text(_ node: Node) -> String {
     String(decoding: bytes[node.start..<node.end], as: UTF8.self)
+  }
+
+  // MARK: - Values as Foundation reads them, or nil where it is left to Foundation
+
+  func bool(at node: Int) -> Bool? {
+    switch nodes[node].kind {
+    case .true: true
+    case .false: false
+    default: nil
+    }
+  }
+
+  func string(at node: Int) -> String? {
+    let token = nodes[node]
+    guard token.kind == .string || token.kind == .escapedString else { return nil }
+    return string(token)
+  }
+
+  /// JSON's integers only (no fraction or exponent, which Foundation may or may not take);
+  /// `nil` also for one that `T` cannot hold, which ``isInteger(at:)`` then tells apart.
+  func integer<T: FixedWidthInteger>(_: T.Type, at node: Int) -> T? {
+    let token = nodes[node]
+    guard token.kind == .integer else { return nil }
+    var index = token.start
+    let negative = bytes[index] == UInt8(ascii: "-")
+    if negative {
+      guard T.isSigned else { return nil }
+      index += 1
+    }
+    var value: T = 0
+    while index < token.end {
+      let digit = T(bytes[index] - UInt8(ascii: "0"))
+      let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+      let (sum, carried) =
+        negative
+        ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+      guard !overflowed, !carried else { return nil }
+      value = sum
+      index += 1
+    }
+    return value
+  }
+
+  func isInteger(at node: Int) -> Bool { nodes[node].kind == .integer }
+
+  /// A finite `Double`; a number that overflows or underflows to zero is left to Foundation.
+  func double(at node: Int) -> Double? {
+    let token = nodes[node]
+    guard token.kind == .integer || token.kind == .number, let value = Double(text(token)),
+      value.isFinite
+    else { return nil }
+    if value == 0 {
+      let mantissa = bytes[token.start..<token.end].prefix { $0 | 0x20 != UInt8(ascii: "e") }
+      guard
+        mantissa.allSatisfy({
+          $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+        })
+      else { return nil }
+    }
+    return value
   }
 
   /// Checks a document and records its nodes.

@@ -120,26 +120,30 @@ package struct JSONWriter {
   @discardableResult
   static func write(string: String, into bytes: inout [UInt8]) -> Bool {
     var string = string
-    return string.withUTF8 { utf8 in
-      bytes.append(UInt8(ascii: "\""))
-      defer { bytes.append(UInt8(ascii: "\"")) }
-      var plain = true
-      var ascii = true
-      for byte in utf8 {
-        if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
-          || byte == UInt8(ascii: "/")
-        {
-          plain = false
-        }
-        if byte >= 0x80 { ascii = false }
+    return string.withUTF8 { write(utf8: $0, into: &bytes) }
+  }
+
+  /// ``write(string:into:)`` for text that is UTF-8 already.
+  @discardableResult
+  static func write(utf8: UnsafeBufferPointer<UInt8>, into bytes: inout [UInt8]) -> Bool {
+    bytes.append(UInt8(ascii: "\""))
+    defer { bytes.append(UInt8(ascii: "\"")) }
+    var plain = true
+    var ascii = true
+    for byte in utf8 {
+      if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+        || byte == UInt8(ascii: "/")
+      {
+        plain = false
       }
-      guard !plain else {
-        bytes.append(contentsOf: utf8)
-        return ascii
-      }
-      for byte in utf8 { escape(byte, into: &bytes) }
+      if byte >= 0x80 { ascii = false }
+    }
+    guard !plain else {
+      bytes.append(contentsOf: utf8)
       return ascii
     }
+    for byte in utf8 { escape(byte, into: &bytes) }
+    return ascii
   }
 
   private static func escape(_ byte: UInt8, into bytes: inout [UInt8]) {

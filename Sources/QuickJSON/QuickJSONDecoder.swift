@@ -25,7 +25,31 @@ package struct QuickJSONDecoder {
   /// Decodes `data` as `T`, as `JSONDecoder().decode(_:from:)` does, except that an integer the
   /// type cannot hold is reported with its field and the type's range.
   package func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+    try decode(T.self, from: data, tape: Self.tape(of: data))
+  }
+
+  /// Decodes `data` as `decode(_:from:)` does, through the members' code that ``JSONCodable()``
+  /// generated, or through `T`'s Codable where that code leaves the document to it.
+  package func decode<T: JSONCodable>(_ type: T.Type, from data: Data) throws -> T {
     let tape = Self.tape(of: data)
+    do {
+      return try generated(T.self, on: tape)
+    } catch {
+      return try decode(T.self, from: data, tape: tape)
+    }
+  }
+
+  /// The fast path alone: `nil` where it leaves the document to Foundation.
+  package func quickly<T: Decodable>(_: T.Type, from data: Data) -> T? {
+    try? fast(T.self, on: Self.tape(of: data))
+  }
+
+  /// The generated code alone: `nil` where it leaves the document to Codable.
+  package func quickly<T: JSONCodable>(_: T.Type, from data: Data) -> T? {
+    try? generated(T.self, on: Self.tape(of: data))
+  }
+
+  private func decode<T: Decodable>(_: T.Type, from data: Data, tape: JSONTape?) throws -> T {
     do {
       return try fast(T.self, on: tape)
     } catch {
@@ -43,11 +67,6 @@ package struct QuickJSONDecoder {
     }
   }
 
-  /// The fast path alone: `nil` where it leaves the document to Foundation.
-  package func quickly<T: Decodable>(_: T.Type, from data: Data) -> T? {
-    try? fast(T.self, on: Self.tape(of: data))
-  }
-
   /// The tape of a document small and plain enough for the fast path.
   private static func tape(of data: Data) -> JSONTape? {
     data.count <= maxBytes ? JSONTape(data) : nil
@@ -61,13 +80,18 @@ package struct QuickJSONDecoder {
     guard !tape.bailed else { throw LeftToFoundation() }
     return value
   }
+
+  /// The generated code's path, which throws where it leaves the document to Codable.
+  private func generated<T: JSONCodable>(_: T.Type, on tape: JSONTape?) throws -> T {
+    guard let tape else { throw LeftToFoundation() }
+    let value = try T(jsonValue: JSONValueReader(tape: tape, node: 0))
+    guard !tape.bailed else { throw LeftToFoundation() }
+    return value
+  }
 }
 
-/// The reason a fast decode stops; never seen by callers (Foundation decodes again).
-private struct LeftToFoundation: Error {}
-
 /// The coding-path key of an object member, for errors.
-private struct MemberKey: CodingKey {
+struct MemberKey: CodingKey {
   let stringValue: String
   var intValue: Int? { nil }
   init(stringValue: String) { self.stringValue = stringValue }
@@ -75,7 +99,7 @@ private struct MemberKey: CodingKey {
 }
 
 /// A `Decoder` over one value of a tape.
-private final class TapeDecoder: Decoder {
+final class TapeDecoder: Decoder {
   let tape: JSONTape
   let node: Int
   let codingPath: [any CodingKey]
@@ -135,39 +159,18 @@ private final class TapeDecoder: Decoder {
   func isNull(at node: Int) -> Bool { tape.nodes[node].kind == .null }
 
   func bool(at node: Int) throws -> Bool {
-    switch tape.nodes[node].kind {
-    case .true: true
-    case .false: false
-    default: throw bail()
-    }
+    guard let value = tape.bool(at: node) else { throw bail() }
+    return value
   }
 
   func string(at node: Int) throws -> String {
-    let token = tape.nodes[node]
-    guard token.kind == .string || token.kind == .escapedString else { throw bail() }
-    return tape.string(token)
+    guard let value = tape.string(at: node) else { throw bail() }
+    return value
   }
 
-  /// JSON's integers only (no fraction or exponent, which Foundation may or may not take).
   func integer<T: FixedWidthInteger>(_: T.Type, at node: Int) throws -> T {
-    let token = tape.nodes[node]
-    guard token.kind == .integer else { throw bail() }
-    var index = token.start
-    let negative = tape.bytes[index] == UInt8(ascii: "-")
-    if negative {
-      guard T.isSigned else { throw outOfRange(T.self, at: node) }
-      index += 1
-    }
-    var value: T = 0
-    while index < token.end {
-      let digit = T(tape.bytes[index] - UInt8(ascii: "0"))
-      let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
-      let (sum, carried) =
-        negative
-        ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
-      guard !overflowed, !carried else { throw outOfRange(T.self, at: node) }
-      value = sum
-      index += 1
+    guard let value = tape.integer(T.self, at: node) else {
+      throw tape.isInteger(at: node) ? outOfRange(T.self, at: node) : bail()
     }
     return value
   }
@@ -202,20 +205,8 @@ private final class TapeDecoder: Decoder {
     return codingPath + [IndexKey(index)]
   }
 
-  /// A finite `Double`; a number that overflows or underflows to zero is left to Foundation.
   func double(at node: Int) throws -> Double {
-    let token = tape.nodes[node]
-    guard token.kind == .integer || token.kind == .number, let value = Double(tape.text(token)),
-      value.isFinite
-    else { throw bail() }
-    if value == 0 {
-      let mantissa = tape.bytes[token.start..<token.end].prefix { $0 | 0x20 != UInt8(ascii: "e") }
-      guard
-        mantissa.allSatisfy({
-          $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
-        })
-      else { throw bail() }
-    }
+    guard let value = tape.double(at: node) else { throw bail() }
     return value
   }
 }

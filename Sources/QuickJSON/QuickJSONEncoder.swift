@@ -26,6 +26,30 @@ package struct QuickJSONEncoder {
 
   /// Encodes `value` as `JSONEncoder` with `.sortedKeys` does.
   package func encode<T: Encodable>(_ value: T) throws -> Data {
+    try codable(value)
+  }
+
+  /// Encodes `value` as `encode(_:)` does, through the members' code that ``JSONCodable()``
+  /// generated, or through its Codable where that code leaves the value to it.
+  package func encode<T: JSONCodable>(_ value: T) throws -> Data {
+    do {
+      return try generated(value)
+    } catch {
+      return try codable(value)
+    }
+  }
+
+  /// The fast path alone: `nil` where it leaves the value to Foundation.
+  package func quickly<T: Encodable>(_ value: T) -> Data? {
+    try? fast(value)
+  }
+
+  /// The generated code alone: `nil` where it leaves the value to Codable.
+  package func quickly<T: JSONCodable>(_ value: T) -> Data? {
+    try? generated(value)
+  }
+
+  private func codable<T: Encodable>(_ value: T) throws -> Data {
     do {
       return try fast(value)
     } catch {
@@ -33,9 +57,10 @@ package struct QuickJSONEncoder {
     }
   }
 
-  /// The fast path alone: `nil` where it leaves the value to Foundation.
-  package func quickly<T: Encodable>(_ value: T) -> Data? {
-    try? fast(value)
+  private func generated<T: JSONCodable>(_ value: T) throws -> Data {
+    var writer = JSONValueWriter()
+    try value.encode(jsonValue: &writer)
+    return Data(writer.bytes)
   }
 
   /// The fast path, which throws where it leaves the value to Foundation (no `T?` on the way, as
@@ -50,9 +75,6 @@ package struct QuickJSONEncoder {
     return Data(bytes)
   }
 }
-
-/// The reason a fast encode stops; never seen by callers (Foundation encodes again).
-private struct LeftToFoundation: Error {}
 
 /// Whether anything along the way asked for what only Foundation encodes; shared by the nested
 /// encoders, because containers cannot throw from every call that may need to give up.

@@ -1,0 +1,149 @@
+/// A type whose JSON the code that ``JSONCodable()`` generates reads and writes itself: `Bool`,
+/// `String`, the integers, `Double` (read only), optionals, arrays and `String`-keyed
+/// dictionaries of them, and ``JSONCodable`` types. A member of any other `Codable` type is read through its Codable conformance, and a
+/// value holding one is written through it.
+public protocol JSONMember: Codable {
+  /// Reads a value, or throws where the document is left to Codable.
+  init(jsonValue value: JSONValueReader) throws
+
+  /// Writes the value, or throws where it is left to Codable.
+  func encode(jsonValue value: inout JSONValueWriter) throws
+
+  /// The value of a member that the document does not have, as Codable's synthesized
+  /// conformance takes it: `nil` for an optional. Without one, the member is required.
+  static var jsonValueIfMissing: Self? { get }
+
+  /// Whether a member holding this value is left out, as Codable's synthesized conformance
+  /// leaves out a `nil` optional.
+  var isJSONValueOmitted: Bool { get }
+}
+
+extension JSONMember {
+  /// Required.
+  public static var jsonValueIfMissing: Self? { nil }
+
+  /// Always written.
+  public var isJSONValueOmitted: Bool { false }
+}
+
+extension Bool: JSONMember {
+  /// `true` or `false`.
+  public init(jsonValue value: JSONValueReader) throws {
+    guard let bool = value.tape.bool(at: value.node) else { throw LeftToFoundation() }
+    self = bool
+  }
+
+  /// `true` or `false`.
+  public func encode(jsonValue value: inout JSONValueWriter) {
+    let literal: StaticString = self ? "true" : "false"
+    literal.withUTF8Buffer { value.bytes.append(contentsOf: $0) }
+  }
+}
+
+extension String: JSONMember {
+  /// A string, its escapes resolved.
+  public init(jsonValue value: JSONValueReader) throws {
+    guard let string = value.tape.string(at: value.node) else { throw LeftToFoundation() }
+    self = string
+  }
+
+  /// A string, escaped as Foundation escapes it.
+  public func encode(jsonValue value: inout JSONValueWriter) {
+    JSONWriter.write(string: self, into: &value.bytes)
+  }
+}
+
+extension Double: JSONMember {
+  /// A number.
+  public init(jsonValue value: JSONValueReader) throws {
+    guard let double = value.tape.double(at: value.node) else { throw LeftToFoundation() }
+    self = double
+  }
+
+  /// Left to Codable: Foundation formats floating-point numbers in its own way.
+  public func encode(jsonValue _: inout JSONValueWriter) throws {
+    throw LeftToFoundation()
+  }
+}
+
+extension JSONMember where Self: FixedWidthInteger {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws {
+    guard let integer = value.tape.integer(Self.self, at: value.node) else {
+      throw LeftToFoundation()
+    }
+    self = integer
+  }
+
+  /// Decimal digits.
+  public func encode(jsonValue value: inout JSONValueWriter) {
+    if self < 0 { value.bytes.append(UInt8(ascii: "-")) }
+    JSONWriter.write(decimal: UInt64(magnitude), into: &value.bytes)
+  }
+}
+
+extension Int: JSONMember {}
+extension Int8: JSONMember {}
+extension Int16: JSONMember {}
+extension Int32: JSONMember {}
+extension Int64: JSONMember {}
+extension UInt: JSONMember {}
+extension UInt8: JSONMember {}
+extension UInt16: JSONMember {}
+extension UInt32: JSONMember {}
+extension UInt64: JSONMember {}
+
+extension Optional: JSONMember where Wrapped: JSONMember {
+  /// `null` as `nil`, anything else as the wrapped type.
+  public init(jsonValue value: JSONValueReader) throws {
+    self = value.isNull ? nil : try Wrapped(jsonValue: value)
+  }
+
+  /// `null` for `nil` (an array's element; a member holding `nil` is left out).
+  public func encode(jsonValue value: inout JSONValueWriter) throws {
+    guard let self else {
+      return ("null" as StaticString).withUTF8Buffer { value.bytes.append(contentsOf: $0) }
+    }
+    try self.encode(jsonValue: &value)
+  }
+
+  /// `nil`: an optional member may be missing.
+  public static var jsonValueIfMissing: Self? { .some(nil) }
+
+  /// Left out when `nil`.
+  public var isJSONValueOmitted: Bool { self == nil }
+}
+
+extension Array: JSONMember where Element: JSONMember {
+  /// An array, each element as its type reads it.
+  public init(jsonValue value: JSONValueReader) throws {
+    self = try value.elements { try Element(jsonValue: $0) }
+  }
+
+  /// The elements between brackets.
+  public func encode(jsonValue value: inout JSONValueWriter) throws {
+    value.bytes.append(UInt8(ascii: "["))
+    for (index, element) in enumerated() {
+      if index > 0 { value.bytes.append(UInt8(ascii: ",")) }
+      try element.encode(jsonValue: &value)
+    }
+    value.bytes.append(UInt8(ascii: "]"))
+  }
+}
+
+extension Dictionary: JSONMember where Key == String, Value: JSONMember {
+  /// An object, each member's value as its type reads it.
+  public init(jsonValue value: JSONValueReader) throws {
+    self = try value.members { try Value(jsonValue: $0) }
+  }
+
+  /// An object, its members in the order of their keys' bytes; a `nil` value is written as
+  /// `null`, not left out.
+  public func encode(jsonValue value: inout JSONValueWriter) throws {
+    try JSONObjectWriter.write(into: &value) { object in
+      for (key, element) in sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+        try object.encode(element, forKey: key)
+      }
+    }
+  }
+}
