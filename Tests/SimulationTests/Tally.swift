@@ -1,6 +1,9 @@
+import QuickJSON
+
 /// The simulated shared value: how many times each mutation is in it. Every mutation adds its
 /// own tag, so "applied exactly once" is a count of 1; and each client's mutations must be
-/// applied in the order it made them.
+/// applied in the order it made them. It travels through the code `@JSONCodable` generates.
+@JSONCodable
 struct Tally: Codable, Equatable, Sendable {
   var counts: [String: Int] = [:]
   /// The number of the last mutation applied, per client.

@@ -9,6 +9,7 @@ import ZeroMQ
 /// `ready`, then, once it saw `count` (or timed out), the CPU time it used meanwhile
 /// (`cpu µs`) and one `count timestamp` line per update.
 enum Reader {
+  @JSONCodable
   struct Stats: Codable, Equatable, Sendable {
     var count = 0
     var maxCount = 0

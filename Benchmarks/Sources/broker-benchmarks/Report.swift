@@ -61,7 +61,7 @@ struct Report {
 
     var name: String {
       switch mode {
-      case .mirror: "SharedMirror `.broker`"
+      case .mirror: "SharedMirror `.broker`, its value `@JSONCodable`"
       case .raw: "raw libzmq, forwarder in the writer's process, no answers"
       case .rawProcess: "raw libzmq, forwarder process answering each message"
       case .rawSubscribed: "the same, its writer also subscribed to what it writes"

@@ -12,6 +12,7 @@ import Synchronization
 /// COUNT. See PROFILING.md.
 @main
 enum CallgrindPeer {
+  @JSONCodable
   struct Stats: Codable, Equatable, Sendable {
     var count = 0
     var maxCount = 0

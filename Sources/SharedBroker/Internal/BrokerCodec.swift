@@ -8,8 +8,13 @@ struct BrokerCodec<Value>: Sendable {
 }
 
 extension BrokerCodec where Value: Codable & Sendable {
-  /// JSON as `JSONEncoder` with `.sortedKeys` writes it, through the fast encoder and decoder.
+  /// JSON as `JSONEncoder` with `.sortedKeys` writes it, through the fast encoder and decoder,
+  /// and through the code that `@JSONCodable` generated for a value that has it.
   static var json: Self {
+    // Asked once per key, not per value: a generic caller cannot pick the overload itself.
+    if let generated = Value.self as? any (JSONCodable & Sendable).Type {
+      return generatedCodec(generated) as! Self
+    }
     let encoder = QuickJSONEncoder()
     let decoder = QuickJSONDecoder()
     return Self(
@@ -17,4 +22,15 @@ extension BrokerCodec where Value: Codable & Sendable {
       encode: { try encoder.encode($0) }
     )
   }
+}
+
+/// ``BrokerCodec/json`` for a value with generated code, which these overloads pick; as `Any`,
+/// so that the caller's existential metatype opens.
+private func generatedCodec<Value: JSONCodable & Sendable>(_: Value.Type) -> Any {
+  let encoder = QuickJSONEncoder()
+  let decoder = QuickJSONDecoder()
+  return BrokerCodec<Value>(
+    decode: { try decoder.decode(Value.self, from: $0) },
+    encode: { try encoder.encode($0) }
+  )
 }

@@ -11,9 +11,9 @@ public import Sharing
 ///
 /// Mutations show locally at once and are confirmed by the broker as compare-and-set writes;
 /// concurrent `withLock` mutations from several processes all apply (none is lost). The value
-/// travels as JSON, or in the encoding given to
-/// ``Sharing/SharedReaderKey/broker(_:decode:encode:)``; one that does not decode sets
-/// `loadError` (a ``BrokerError``) and the last good value stays.
+/// travels as JSON (through the code that `@JSONCodable` generates, for a value that has it), or
+/// in the encoding given to ``Sharing/SharedReaderKey/broker(_:decode:encode:)``; one that does
+/// not decode sets `loadError` (a ``BrokerError``) and the last good value stays.
 ///
 /// Observers hear every update that arrives on its own. A process that falls behind a burst
 /// (several updates of the key waiting at once) jumps to the newest value and tells its

@@ -1,7 +1,8 @@
 import Composable
 import SharedBroker
 
-/// The statistics the library guide's counter keeps.
+/// The statistics the library guide's counter keeps, read and written by generated code.
+@JSONCodable
 public struct Stats: Codable, Equatable, Sendable {
   /// The count.
   public var count = 0
