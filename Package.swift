@@ -171,7 +171,6 @@ let package = Package(
     ),
     .target(
       name: "QuickJSON",
-      dependencies: ["QuickJSONMacros"],
       swiftSettings: settings
     ),
     // The wire protocol that clients and brokers share: messages, frames, the I/O thread.
@@ -185,6 +184,7 @@ let package = Package(
       name: "SharedBroker",
       dependencies: [
         "QuickJSON",
+        "QuickJSONMacros",
         "Sharing",
         "SharedBrokerProtocol",
         "ZeroMQ",

@@ -1,4 +1,4 @@
-/// A type whose JSON the code that ``JSONCodable()`` generates reads and writes itself: `Bool`,
+/// A type whose JSON the code that `@JSONCodable` generates reads and writes itself: `Bool`,
 /// `String`, the integers, `Double` (read only), optionals, arrays and `String`-keyed
 /// dictionaries of them, and ``JSONCodable`` types. A member of any other `Codable` type is read through its Codable conformance, and a
 /// value holding one is written through it.

@@ -1,4 +1,4 @@
-/// The members of an object in a parsed document, for the code that ``JSONCodable()``
+/// The members of an object in a parsed document, for the code that `@JSONCodable`
 /// generates.
 public struct JSONObjectReader {
   let tape: JSONTape

@@ -1,4 +1,4 @@
-/// The members of an object being written, for the code that ``JSONCodable()`` generates,
+/// The members of an object being written, for the code that `@JSONCodable` generates,
 /// which gives them in the order of their keys' bytes (the order of `.sortedKeys`).
 public struct JSONObjectWriter {
   private var output = JSONValueWriter(capacity: 0)

@@ -28,7 +28,7 @@ package struct QuickJSONDecoder {
     try decode(T.self, from: data, tape: Self.tape(of: data))
   }
 
-  /// Decodes `data` as `decode(_:from:)` does, through the members' code that ``JSONCodable()``
+  /// Decodes `data` as `decode(_:from:)` does, through the members' code that `@JSONCodable`
   /// generated, or through `T`'s Codable where that code leaves the document to it.
   package func decode<T: JSONCodable>(_ type: T.Type, from data: Data) throws -> T {
     let tape = Self.tape(of: data)

@@ -29,7 +29,7 @@ package struct QuickJSONEncoder {
     try codable(value)
   }
 
-  /// Encodes `value` as `encode(_:)` does, through the members' code that ``JSONCodable()``
+  /// Encodes `value` as `encode(_:)` does, through the members' code that `@JSONCodable`
   /// generated, or through its Codable where that code leaves the value to it.
   package func encode<T: JSONCodable>(_ value: T) throws -> Data {
     do {

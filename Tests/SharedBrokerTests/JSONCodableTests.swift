@@ -1,5 +1,6 @@
 import Foundation
 import QuickJSON
+import SharedBroker
 import TestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import QuickJSON
+import SharedBroker
 
 /// The simulated shared value: how many times each mutation is in it. Every mutation adds its
 /// own tag, so "applied exactly once" is a count of 1; and each client's mutations must be
