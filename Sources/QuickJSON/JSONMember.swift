@@ -10,8 +10,10 @@ public protocol JSONMember: Codable {
   func encode(jsonValue value: inout JSONValueWriter) throws
 
   /// The value of a member that the document does not have, as Codable's synthesized
-  /// conformance takes it: `nil` for an optional. Without one, the member is required.
-  static var jsonValueIfMissing: Self? { get }
+  /// conformance takes it: `nil` for an optional; a throw for the rest, which are required.
+  /// Not a `Self?`: the callers are generic, and the runtime would look up that type's metadata
+  /// on every member read.
+  static func jsonValueIfMissing() throws -> Self
 
   /// Whether a member holding this value is left out, as Codable's synthesized conformance
   /// leaves out a `nil` optional.
@@ -19,8 +21,8 @@ public protocol JSONMember: Codable {
 }
 
 extension JSONMember {
-  /// Required.
-  public static var jsonValueIfMissing: Self? { nil }
+  /// Required: a throw.
+  public static func jsonValueIfMissing() throws -> Self { throw LeftToFoundation() }
 
   /// Always written.
   public var isJSONValueOmitted: Bool { false }
@@ -66,32 +68,78 @@ extension Double: JSONMember {
   }
 }
 
-extension JSONMember where Self: FixedWidthInteger {
-  /// An integer without a fraction or an exponent, within the type's range.
-  public init(jsonValue value: JSONValueReader) throws {
-    guard let integer = value.tape.integer(Self.self, at: value.node) else {
-      throw LeftToFoundation()
-    }
-    self = integer
-  }
+// Each integer type has its own conformance rather than one over `FixedWidthInteger`: called
+// from another module, that one would do every digit's arithmetic through witness tables.
 
+extension Int: JSONMember {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
   /// Decimal digits.
-  public func encode(jsonValue value: inout JSONValueWriter) {
-    if self < 0 { value.bytes.append(UInt8(ascii: "-")) }
-    JSONWriter.write(decimal: UInt64(magnitude), into: &value.bytes)
-  }
+  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
 }
 
-extension Int: JSONMember {}
-extension Int8: JSONMember {}
-extension Int16: JSONMember {}
-extension Int32: JSONMember {}
-extension Int64: JSONMember {}
-extension UInt: JSONMember {}
-extension UInt8: JSONMember {}
-extension UInt16: JSONMember {}
-extension UInt32: JSONMember {}
-extension UInt64: JSONMember {}
+extension Int8: JSONMember {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
+  /// Decimal digits.
+  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
+}
+
+extension Int16: JSONMember {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
+  /// Decimal digits.
+  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
+}
+
+extension Int32: JSONMember {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
+  /// Decimal digits.
+  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
+}
+
+extension Int64: JSONMember {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
+  /// Decimal digits.
+  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
+}
+
+extension UInt: JSONMember {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
+  /// Decimal digits.
+  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
+}
+
+extension UInt8: JSONMember {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
+  /// Decimal digits.
+  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
+}
+
+extension UInt16: JSONMember {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
+  /// Decimal digits.
+  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
+}
+
+extension UInt32: JSONMember {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
+  /// Decimal digits.
+  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
+}
+
+extension UInt64: JSONMember {
+  /// An integer without a fraction or an exponent, within the type's range.
+  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
+  /// Decimal digits.
+  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
+}
 
 extension Optional: JSONMember where Wrapped: JSONMember {
   /// `null` as `nil`, anything else as the wrapped type.
@@ -108,7 +156,7 @@ extension Optional: JSONMember where Wrapped: JSONMember {
   }
 
   /// `nil`: an optional member may be missing.
-  public static var jsonValueIfMissing: Self? { .some(nil) }
+  public static func jsonValueIfMissing() -> Self { nil }
 
   /// Left out when `nil`.
   public var isJSONValueOmitted: Bool { self == nil }

@@ -9,10 +9,7 @@ public struct JSONObjectReader {
   public func decode<Root, Value: JSONMember>(
     _: @autoclosure () -> KeyPath<Root, Value>, forKey key: StaticString
   ) throws -> Value {
-    guard let node = tape.member(key, of: object) else {
-      guard let missing = Value.jsonValueIfMissing else { throw LeftToFoundation() }
-      return missing
-    }
+    guard let node = tape.member(key, of: object) else { return try Value.jsonValueIfMissing() }
     return try Value(jsonValue: JSONValueReader(tape: tape, node: node))
   }
 

@@ -5,6 +5,12 @@ public struct JSONValueReader {
 
   var isNull: Bool { tape.nodes[node].kind == .null }
 
+  /// An integer without a fraction or an exponent, within `T`'s range.
+  func integer<T: FixedWidthInteger>() throws -> T {
+    guard let integer = tape.integer(T.self, at: node) else { throw LeftToFoundation() }
+    return integer
+  }
+
   /// The value as an object, or a throw where it is none.
   func object() throws -> JSONObjectReader {
     guard tape.nodes[node].kind == .object else { throw LeftToFoundation() }

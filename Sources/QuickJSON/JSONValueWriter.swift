@@ -5,4 +5,10 @@ public struct JSONValueWriter {
   init(capacity: Int = 128) {
     bytes.reserveCapacity(capacity)
   }
+
+  /// An integer's decimal digits.
+  mutating func write<T: FixedWidthInteger>(integer: T) {
+    if integer < 0 { bytes.append(UInt8(ascii: "-")) }
+    JSONWriter.write(decimal: UInt64(integer.magnitude), into: &bytes)
+  }
 }
