@@ -1,7 +1,7 @@
 /// A type whose JSON the code that `@JSONCodable` generates reads and writes itself: `Bool`,
 /// `String`, the integers, `Double` (read only), optionals, arrays and `String`-keyed
-/// dictionaries of them, and ``JSONCodable`` types. A member of any other `Codable` type is read through its Codable conformance, and a
-/// value holding one is written through it.
+/// dictionaries of them, and ``JSONCodable`` types. A member of any other `Codable` type is
+/// read through its Codable conformance, and a value holding one is written through it.
 public protocol JSONMember: Codable {
   /// Reads a value, or throws where the document is left to Codable.
   init(jsonValue value: JSONValueReader) throws
@@ -68,78 +68,24 @@ extension Double: JSONMember {
   }
 }
 
-// Each integer type has its own conformance rather than one over `FixedWidthInteger`: called
-// from another module, that one would do every digit's arithmetic through witness tables.
-
-extension Int: JSONMember {
+extension JSONMember where Self: FixedWidthInteger {
   /// An integer without a fraction or an exponent, within the type's range.
   public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
+
   /// Decimal digits.
   public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
 }
 
-extension Int8: JSONMember {
-  /// An integer without a fraction or an exponent, within the type's range.
-  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
-  /// Decimal digits.
-  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
-}
-
-extension Int16: JSONMember {
-  /// An integer without a fraction or an exponent, within the type's range.
-  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
-  /// Decimal digits.
-  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
-}
-
-extension Int32: JSONMember {
-  /// An integer without a fraction or an exponent, within the type's range.
-  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
-  /// Decimal digits.
-  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
-}
-
-extension Int64: JSONMember {
-  /// An integer without a fraction or an exponent, within the type's range.
-  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
-  /// Decimal digits.
-  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
-}
-
-extension UInt: JSONMember {
-  /// An integer without a fraction or an exponent, within the type's range.
-  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
-  /// Decimal digits.
-  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
-}
-
-extension UInt8: JSONMember {
-  /// An integer without a fraction or an exponent, within the type's range.
-  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
-  /// Decimal digits.
-  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
-}
-
-extension UInt16: JSONMember {
-  /// An integer without a fraction or an exponent, within the type's range.
-  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
-  /// Decimal digits.
-  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
-}
-
-extension UInt32: JSONMember {
-  /// An integer without a fraction or an exponent, within the type's range.
-  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
-  /// Decimal digits.
-  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
-}
-
-extension UInt64: JSONMember {
-  /// An integer without a fraction or an exponent, within the type's range.
-  public init(jsonValue value: JSONValueReader) throws { self = try value.integer() }
-  /// Decimal digits.
-  public func encode(jsonValue value: inout JSONValueWriter) { value.write(integer: self) }
-}
+extension Int: JSONMember {}
+extension Int8: JSONMember {}
+extension Int16: JSONMember {}
+extension Int32: JSONMember {}
+extension Int64: JSONMember {}
+extension UInt: JSONMember {}
+extension UInt8: JSONMember {}
+extension UInt16: JSONMember {}
+extension UInt32: JSONMember {}
+extension UInt64: JSONMember {}
 
 extension Optional: JSONMember where Wrapped: JSONMember {
   /// `null` as `nil`, anything else as the wrapped type.

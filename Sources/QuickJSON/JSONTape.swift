@@ -119,7 +119,9 @@ final class JSONTape {
       var index = object + 1
       for _ in 0..<nodes[object].count {
         let node = nodes[index]
-        if node.end - node.start == length, memcmp(bytes.baseAddress! + node.start, name, length) == 0 {
+        if node.end - node.start == length,
+          memcmp(bytes.baseAddress! + node.start, name, length) == 0
+        {
           return index + 1
         }
         index = nodes[index + 1].next
