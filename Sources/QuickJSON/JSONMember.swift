@@ -1,5 +1,5 @@
 /// A type whose JSON the code that `@JSONCodable` generates reads and writes itself: `Bool`,
-/// `String`, the integers, `Double` (read only), optionals, arrays and `String`-keyed
+/// `String`, the integers, `Double`, optionals, arrays and `String`-keyed
 /// dictionaries of them, and ``JSONCodable`` types. A member of any other `Codable` type is
 /// read through its Codable conformance, and a value holding one is written through it.
 public protocol JSONMember: Codable {
@@ -62,9 +62,10 @@ extension Double: JSONMember {
     self = double
   }
 
-  /// Left to Codable: Foundation formats floating-point numbers in its own way.
-  public func encode(jsonValue _: inout JSONValueWriter) throws {
-    throw LeftToFoundation()
+  /// The shortest digits that read back as the same number, as Foundation writes them; a NaN or
+  /// an infinity is left to Codable, which refuses it.
+  public func encode(jsonValue value: inout JSONValueWriter) throws {
+    guard JSONWriter.write(double: self, into: &value.bytes) else { throw LeftToFoundation() }
   }
 }
 

@@ -114,6 +114,17 @@ package struct JSONWriter {
     bytes[start...].reverse()
   }
 
+  /// A finite number as Foundation writes it: its shortest round-trip description, with no
+  /// `.0` on a whole number. Returns `false`, having written nothing, for a NaN or an infinity,
+  /// which Foundation refuses with an error of its own.
+  static func write(double value: Double, into bytes: inout [UInt8]) -> Bool {
+    guard value.isFinite else { return false }
+    var text = value.description
+    if text.hasSuffix(".0") { text.removeLast(2) }
+    bytes.append(contentsOf: text.utf8)
+    return true
+  }
+
   /// Escapes as Foundation does: quote, backslash and slash, the usual short escapes, other
   /// control characters as `\u00xx`; everything else, non-ASCII included, as it is. Returns
   /// whether `string` was ASCII.

@@ -86,6 +86,8 @@ private final class EncodingState {
 private enum Piece {
   case signed(Int64)
   case unsigned(UInt64)
+  /// Finite: a NaN or an infinity is Foundation's to refuse.
+  case double(Double)
   /// `true`, `false` or `null`.
   case literal(StaticString)
   case string(String)
@@ -101,6 +103,8 @@ private enum Piece {
       JSONWriter.write(decimal: value.magnitude, into: &bytes)
     case let .unsigned(value):
       JSONWriter.write(decimal: value, into: &bytes)
+    case let .double(value):
+      guard JSONWriter.write(double: value, into: &bytes) else { throw LeftToFoundation() }
     case let .literal(text):
       text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     case let .string(text):
@@ -232,10 +236,11 @@ private final class PieceEncoder: Encoder {
     if T.self == Int.self { return .signed(Int64(value as! Int)) }
     if T.self == String.self { return .string(value as! String) }
     if T.self == Bool.self { return .bool(value as! Bool) }
+    if T.self == Double.self { return .double(value as! Double) }
     // Foundation's default strategy: base64 in a string.
     if T.self == Data.self { return .string((value as! Data).base64EncodedString()) }
     if T.self == Date.self || T.self == URL.self || T.self == Decimal.self
-      || T.self == Double.self || T.self == Float.self || T.self is AnyClass
+      || T.self == Float.self || T.self is AnyClass
     {
       throw bail()
     }
@@ -259,7 +264,7 @@ private struct PieceKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
     add(.bool(value), key)
   }
   func encode(_ value: String, forKey key: Key) throws { add(.string(value), key) }
-  func encode(_: Double, forKey _: Key) throws { throw encoder.bail() }
+  func encode(_ value: Double, forKey key: Key) throws { add(.double(value), key) }
   func encode(_: Float, forKey _: Key) throws { throw encoder.bail() }
   func encode(_ value: Int, forKey key: Key) throws { add(.signed(Int64(value)), key) }
   func encode(_ value: Int8, forKey key: Key) throws { add(.signed(Int64(value)), key) }
@@ -311,7 +316,7 @@ private struct PieceUnkeyedContainer: UnkeyedEncodingContainer {
   mutating func encodeNil() throws { add(.literal("null")) }
   mutating func encode(_ value: Bool) throws { add(.bool(value)) }
   mutating func encode(_ value: String) throws { add(.string(value)) }
-  mutating func encode(_: Double) throws { throw encoder.bail() }
+  mutating func encode(_ value: Double) throws { add(.double(value)) }
   mutating func encode(_: Float) throws { throw encoder.bail() }
   mutating func encode(_ value: Int) throws { add(.signed(Int64(value))) }
   mutating func encode(_ value: Int8) throws { add(.signed(Int64(value))) }
@@ -357,7 +362,7 @@ private struct PieceSingleValueContainer: SingleValueEncodingContainer {
   mutating func encodeNil() throws { try encoder.set(.literal("null")) }
   mutating func encode(_ value: Bool) throws { try encoder.set(.bool(value)) }
   mutating func encode(_ value: String) throws { try encoder.set(.string(value)) }
-  mutating func encode(_: Double) throws { throw encoder.bail() }
+  mutating func encode(_ value: Double) throws { try encoder.set(.double(value)) }
   mutating func encode(_: Float) throws { throw encoder.bail() }
   mutating func encode(_ value: Int) throws { try encoder.set(.signed(Int64(value))) }
   mutating func encode(_ value: Int8) throws { try encoder.set(.signed(Int64(value))) }

@@ -31,6 +31,8 @@ import Testing
     var notes: [String: String?]
     var Upper = 0
     var `default` = ""
+    var ratio: Double
+    var ratios: [Double]?
   }
 
   /// Members that go through Codable: read through it, and the value written by it.
@@ -60,6 +62,21 @@ import Testing
     String((0..<random.next(below: 10)).map { _ in alphabet[random.next(below: alphabet.count)] })
   }
 
+  /// Any finite number, and the shapes whose text Foundation writes with care: whole numbers,
+  /// negative zero, short fractions, powers of ten near the switch to an exponent.
+  static func number(_ random: inout SplitMix64) -> Double {
+    switch random.next(below: 5) {
+    case 0: return Double(Int64(bitPattern: random.next()) >> random.next(below: 64))
+    case 1: return [0.0, -0.0, 0.1, 1.5, -2.25][random.next(below: 5)]
+    case 2:
+      let exponent = Double(Int(random.next(below: 50)) - 25)
+      return Double(random.next(below: 1_000)) * pow(10, exponent)
+    default:
+      let number = Double(bitPattern: random.next())
+      return number.isFinite ? number : Double(random.next(below: 9)) / 8
+    }
+  }
+
   static func inner(_ random: inout SplitMix64) -> Inner {
     Inner(
       id: Int(truncatingIfNeeded: random.next()),
@@ -85,7 +102,9 @@ import Testing
         uniqueKeysWithValues: (0..<random.next(below: 4)).map { ("k\($0)\(text(&random).count)", $0) }),
       notes: ["B": random.next(below: 2) == 0 ? nil : text(&random), "a": "", "a10": "x"],
       Upper: random.next(below: 5),
-      default: text(&random)
+      default: text(&random),
+      ratio: number(&random),
+      ratios: random.next(below: 3) == 0 ? nil : (0..<random.next(below: 4)).map { _ in number(&random) }
     )
   }
 
@@ -123,6 +142,22 @@ import Testing
     #expect(quickEncoder.quickly(value) == nil)
     #expect(try quickEncoder.encode(value) == foundationEncoder.encode(value))
     #expect(try quickDecoder.decode(Plain.self, from: foundationEncoder.encode(value)) == value)
+  }
+
+  /// Foundation refuses them, with an error that names the member.
+  @Test func aNaNOrAnInfinityIsLeftToCodable() throws {
+    var random = SplitMix64(seed: 0xC0DEF)
+    for number in [Double.nan, .infinity, -.infinity] {
+      var value = Self.plain(&random)
+      value.ratio = number
+      #expect(quickEncoder.quickly(value) == nil)
+      #expect {
+        try quickEncoder.encode(value)
+      } throws: { error in
+        guard case let EncodingError.invalidValue(_, context) = error else { return false }
+        return context.codingPath.map(\.stringValue) == ["ratio"]
+      }
+    }
   }
 
   @Test func valuesWithCodableMembersAreWrittenByCodable() throws {
