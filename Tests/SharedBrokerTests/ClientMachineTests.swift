@@ -92,6 +92,16 @@ import ZeroMQ
     return request
   }
 
+  /// The driver's list, still holding the last event's actions: the next event's are appended
+  /// after them, each of its once-only actions once among its own.
+  @Test func actionsAreAppendedToTheOwnersList() {
+    var machine = machine()
+    var list: [ClientAction] = [.turn, .progressed]
+    machine.handle(.turn, at: t0, into: &list)
+    machine.handle(welcome, at: t0, into: &list)
+    #expect(list == [.turn, .progressed, hello, subscribe, .connection(.connected), .progressed])
+  }
+
   // MARK: - The connection
 
   @Test func handshakeHeartbeatsAndSilence() {
@@ -504,5 +514,28 @@ import ZeroMQ
     // Larger than the 10 bytes the WELCOME allowed: refused without a round trip.
     #expect(machine.encoded(retry, .success(Data(count: 11)), at: t0) == [.progressed])
     #expect(machine.keys[0].hasUnconfirmedWrites)
+  }
+}
+
+/// The machine's actions for one event as a list of their own, as the tests read them.
+extension ClientMachine {
+  mutating func handle(_ event: ClientEvent, at now: ContinuousClock.Instant) -> [ClientAction] {
+    var list: [ClientAction] = []
+    handle(event, at: now, into: &list)
+    return list
+  }
+
+  mutating func encoded(
+    _ request: KeyMachine.Encode, _ data: Result<Data, any Error>, at now: ContinuousClock.Instant
+  ) -> [ClientAction] {
+    var list: [ClientAction] = []
+    encoded(request, data, at: now, into: &list)
+    return list
+  }
+
+  mutating func rebased(_ result: KeyMachine.Rebased) -> [ClientAction] {
+    var list: [ClientAction] = []
+    rebased(result, into: &list)
+    return list
   }
 }

@@ -19,6 +19,9 @@ final class ClientDriver {
   private var slots: [KeySlot] = []
   /// The mail buffer, swapped with the storage's at every turn to reuse its storage.
   private var mail: [ClientMail] = []
+  /// The actions being carried out and the keys whose observers to tell, kept between events
+  /// to reuse their storage.
+  private var buffers = Buffers()
   /// What was last published for waiters.
   private var published: (brokers: BrokerList, isHeldBack: Bool)
 
@@ -44,33 +47,44 @@ final class ClientDriver {
   func handle(
     _ event: ClientEvent, at now: ContinuousClock.Instant, via transport: some ClientTransport
   ) {
+    // Taken out for the call: as stored properties, each use would be checked for exclusive
+    // access.
+    var buffers = Buffers()
+    swap(&buffers, &self.buffers)
+    defer { swap(&buffers, &self.buffers) }
     if case .turn = event {
       if let slots = storage.takeMail(into: &mail) { self.slots = slots }
       if !mail.isEmpty {
-        perform(machine.handle(.mail(mail), at: now), at: now, via: transport)
+        machine.handle(.mail(mail), at: now, into: &buffers.queue)
+        perform(&buffers, at: now, via: transport)
         mail.removeAll(keepingCapacity: true)
       }
     }
-    perform(machine.handle(event, at: now), at: now, via: transport)
+    machine.handle(event, at: now, into: &buffers.queue)
+    perform(&buffers, at: now, via: transport)
   }
 
+  /// Carries out the actions in `buffers.queue`, and those they lead to, then empties it.
   private func perform(
-    _ actions: [ClientAction], at now: ContinuousClock.Instant, via transport: some ClientTransport
+    _ buffers: inout Buffers, at now: ContinuousClock.Instant,
+    via transport: some ClientTransport
   ) {
-    var queue = actions
-    var notify: [Int] = []
+    defer {
+      buffers.queue.removeAll(keepingCapacity: true)
+      buffers.notify.removeAll(keepingCapacity: true)
+    }
     var progressed = false
     var sendFailed = false
     var next = 0
-    while next < queue.count {
-      let action = queue[next]
+    while next < buffers.queue.count {
+      let action = buffers.queue[next]
       next += 1
       switch action {
       case .send(let message):
         // Once per batch: the machine resyncs every key at the first.
         if !transport.send(message), !sendFailed {
           sendFailed = true
-          queue += machine.handle(.sendFailed, at: now)
+          machine.handle(.sendFailed, at: now, into: &buffers.queue)
         }
       case .subscribe(let key):
         transport.subscribe(to: key)
@@ -78,24 +92,24 @@ final class ClientDriver {
         transport.connectDealer(to: endpoint, from: old)
       case .connectSubscriber(let endpoint, let old):
         if !transport.connectSubscriber(to: endpoint, from: old) {
-          queue += machine.handle(.subscriberUnreachable, at: now)
+          machine.handle(.subscriberUnreachable, at: now, into: &buffers.queue)
         }
       case .disconnectSubscriber(let endpoint):
         transport.disconnectSubscriber(from: endpoint)
       case .rebase(let index):
-        queue += rebase(index)
+        rebase(index, into: &buffers.queue)
       case .encode(let request):
         let codec = slots[request.key].codec
         let data = Result { try codec.encode(request.value) }
-        queue += machine.encoded(request, data, at: now)
+        machine.encoded(request, data, at: now, into: &buffers.queue)
       case .notify(let index):
-        if !notify.contains(index) { notify.append(index) }
+        if !buffers.notify.contains(index) { buffers.notify.append(index) }
       case .confirmed(let index, let through):
         slots[index].confirm(through: through)
       case .refused(let index, let sequences):
         slots[index].refuse(sequences)
       case .turn:
-        queue += machine.handle(.turn, at: now)
+        machine.handle(.turn, at: now, into: &buffers.queue)
       case .connection(let connection):
         progressed = true
         storage.setState(connection)
@@ -109,7 +123,7 @@ final class ClientDriver {
         log(notice)
       }
     }
-    tellObservers(notify)
+    tellObservers(buffers.notify)
     let (brokers, isHeldBack) = inPlace { ($0.brokers, $0.isHeldBack) }
     if progressed || published.isHeldBack != isHeldBack || published.brokers != brokers {
       published = (brokers, isHeldBack)
@@ -122,9 +136,9 @@ final class ClientDriver {
   /// Brings the key at `index` up to date: decodes the newest confirmed value and re-applies
   /// the pending mutations with no lock held, then, under the key's body lock, those recorded
   /// meanwhile, and installs the result in the key's slot. A mutation may read shared values
-  /// (this key's shows the value before the rebase).
-  private func rebase(_ index: Int) -> [ClientAction] {
-    guard let due = inPlace({ $0.rebaseDue(index) }) else { return [] }
+  /// (this key's shows the value before the rebase). What follows is appended to `queue`.
+  private func rebase(_ index: Int, into queue: inout [ClientAction]) {
+    guard let due = inPlace({ $0.rebaseDue(index) }) else { return }
     let slot = slots[index]
     let decoded = due.undecoded.map { data in Result { try slot.codec.decode(data) } }
     var value = (try? decoded?.get()) ?? due.confirmed
@@ -147,9 +161,9 @@ final class ClientDriver {
         }
       }
     }
-    let actions = machine.rebased(due.result(decoded: decoded, local: value, through: through))
+    machine.rebased(due.result(decoded: decoded, local: value, through: through), into: &queue)
     // Observers were told of the slot's value, which the machine may not have heard of yet.
-    return changed ? actions + [.notify(index)] : actions
+    if changed { queue.append(.notify(index)) }
   }
 
   /// Tells the observers of the keys at `indices` of their values and errors, read at once.
@@ -190,6 +204,14 @@ final class ClientDriver {
         "The cluster's brokers", metadata: ["brokers": "\(brokers.joined(separator: ","))"])
     }
   }
+}
+
+/// A ``ClientDriver``'s lists for one event, emptied after it.
+private struct Buffers {
+  /// The machine's actions, carried out in order; those they lead to are appended.
+  var queue: [ClientAction] = []
+  /// The keys whose observers to tell once the actions are carried out.
+  var notify: [Int] = []
 }
 
 /// What the ``ClientDriver`` needs of the sockets: the I/O thread's ``ClientLoop``, or the

@@ -206,20 +206,23 @@ struct ClientMachine {
   }
 
   /// Takes a rebase's result (``KeyEvent/rebased(_:)``), which the key's slot shows already:
-  /// whom to tell, and another turn when writes may go out now.
-  mutating func rebased(_ result: KeyMachine.Rebased) -> [ClientAction] {
+  /// whom to tell, and another turn when writes may go out now, appended to `list`.
+  mutating func rebased(_ result: KeyMachine.Rebased, into list: inout [ClientAction]) {
     let index = result.key
-    var actions = Actions()
+    var actions = Actions(appendingTo: &list)
+    defer { actions.giveBack(to: &list) }
     handle(index, .rebased(result), &actions)
     if isConnected, keys[index].hasUnconfirmedWrites { actions.append(.turn) }
-    return actions.list
   }
 
   // MARK: - Events of the I/O thread
 
-  /// Feeds an event of the I/O thread; returns what to do, in order.
-  mutating func handle(_ event: ClientEvent, at now: ContinuousClock.Instant) -> [ClientAction] {
-    var actions = Actions()
+  /// Feeds an event of the I/O thread; appends what to do, in order, to `list`.
+  mutating func handle(
+    _ event: ClientEvent, at now: ContinuousClock.Instant, into list: inout [ClientAction]
+  ) {
+    var actions = Actions(appendingTo: &list)
+    defer { actions.giveBack(to: &list) }
     switch event {
     case .mail(let mail):
       take(mail, at: now, &actions)
@@ -241,7 +244,6 @@ struct ClientMachine {
       publisher = nil
       connectionLost(&actions)
     }
-    return actions.list
   }
 
   /// An event of the DEALER's connection, as its socket monitor tells it.
@@ -317,15 +319,16 @@ struct ClientMachine {
   }
 
   /// Takes the encoding of a write that ``ClientAction/encode(_:)`` asked for: the write, if it
-  /// still applies.
+  /// still applies, appended to `list`.
   mutating func encoded(
-    _ request: KeyMachine.Encode, _ data: Result<Data, any Error>, at now: ContinuousClock.Instant
-  ) -> [ClientAction] {
-    var actions = Actions()
+    _ request: KeyMachine.Encode, _ data: Result<Data, any Error>,
+    at now: ContinuousClock.Instant, into list: inout [ClientAction]
+  ) {
+    var actions = Actions(appendingTo: &list)
+    defer { actions.giveBack(to: &list) }
     let output = handle(
       request.key, .encoded(request, data, at: now, maxValueSize: maxValueSize), &actions)
     if output.usedID, request.id == nextWriteID { nextWriteID += 1 }
-    return actions.list
   }
 
   /// Takes what the user's threads did, in the order they did it.
@@ -677,12 +680,26 @@ extension ClientAction {
   }
 }
 
-/// The actions of one event, each `notify`, `rebase`, `progressed` and `turn` once.
+/// The actions of one event, each `notify`, `rebase`, `progressed` and `turn` once, appended
+/// to the owner's list: a list of their own cost an allocation per event.
 private struct Actions {
-  private(set) var list: [ClientAction] = []
+  private var list: [ClientAction] = []
+  /// Where this event's actions start in `list`.
+  private let start: Int
+
+  /// Takes `list` over (moved, not copied, so appending to it copies nothing) until
+  /// ``giveBack(to:)``.
+  init(appendingTo list: inout [ClientAction]) {
+    start = list.count
+    swap(&self.list, &list)
+  }
+
+  mutating func giveBack(to list: inout [ClientAction]) {
+    swap(&self.list, &list)
+  }
 
   mutating func append(_ action: ClientAction) {
-    if let once = action.once, list.contains(where: { $0.once == once }) { return }
+    if let once = action.once, list[start...].contains(where: { $0.once == once }) { return }
     list.append(action)
   }
 }
