@@ -31,6 +31,8 @@ case "$target" in
     printf '%s' '{"count":2,"blob":"+\/8=","on":false}' > "$out/corpus/data"
     printf '%s' '{"a":-9223372036854775808,"b":9223372036854775807}' > "$out/corpus/table"
     printf '%s' '{"count":3,"names":["a\/b","\u0001"],"table":{"B":1,"a":null},"nested":[{"count":-1}]}' > "$out/corpus/plain"
+    printf '%s' '{"count":3,"names":["a\/b","\ud83d\ude00"],"nested":[{"count":-1,"extra":true,"names":[]}],"table":{"B":1,"a":null}}' > "$out/corpus/sorted"
+    printf '%s' ' { "a" : 1 , "count" : 0 , "nested" : [ ] , "z" : "" } ' > "$out/corpus/spaced"
     ;;
   *) echo "unknown target $target (frames or json)" >&2; exit 64 ;;
 esac

@@ -31,8 +31,7 @@ extension JSONMember {
 extension Bool: JSONMember {
   /// `true` or `false`.
   public init(jsonValue value: JSONValueReader) throws {
-    guard let bool = value.tape.bool(at: value.node) else { throw LeftToFoundation() }
-    self = bool
+    self = try value.bool()
   }
 
   /// `true` or `false`.
@@ -45,8 +44,7 @@ extension Bool: JSONMember {
 extension String: JSONMember {
   /// A string, its escapes resolved.
   public init(jsonValue value: JSONValueReader) throws {
-    guard let string = value.tape.string(at: value.node) else { throw LeftToFoundation() }
-    self = string
+    self = try value.string()
   }
 
   /// A string, escaped as Foundation escapes it.
@@ -58,8 +56,7 @@ extension String: JSONMember {
 extension Double: JSONMember {
   /// A number.
   public init(jsonValue value: JSONValueReader) throws {
-    guard let double = value.tape.double(at: value.node) else { throw LeftToFoundation() }
-    self = double
+    self = try value.double()
   }
 
   /// The shortest digits that read back as the same number, as Foundation writes them; a NaN or
@@ -91,7 +88,7 @@ extension UInt64: JSONMember {}
 extension Optional: JSONMember where Wrapped: JSONMember {
   /// `null` as `nil`, anything else as the wrapped type.
   public init(jsonValue value: JSONValueReader) throws {
-    self = value.isNull ? nil : try Wrapped(jsonValue: value)
+    self = try value.null() ? nil : try Wrapped(jsonValue: value)
   }
 
   /// `null` for `nil` (an array's element; a member holding `nil` is left out).
@@ -137,7 +134,7 @@ extension Dictionary: JSONMember where Key == String, Value: JSONMember {
   public func encode(jsonValue value: inout JSONValueWriter) throws {
     try JSONObjectWriter.write(into: &value) { object in
       for (key, element) in sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-        try object.encode(element, forKey: key)
+        try object.encode(element, forDictionaryKey: key)
       }
     }
   }

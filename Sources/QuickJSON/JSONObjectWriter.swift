@@ -31,8 +31,9 @@ public struct JSONObjectWriter {
     throw LeftToFoundation()
   }
 
-  /// A dictionary's member: a `nil` value is written, as `null`.
-  mutating func encode<Value: JSONMember>(_ value: Value, forKey key: String) throws {
+  /// A dictionary's member: a `nil` value is written, as `null`. Named apart from the generated
+  /// code's overloads, which a string literal would otherwise pick this one over.
+  mutating func encode<Value: JSONMember>(_ value: Value, forDictionaryKey key: String) throws {
     var key = key
     try key.withUTF8 { try write($0) }
     try value.encode(jsonValue: &output)

@@ -51,17 +51,24 @@ final class JSONTape {
   func string(_ node: Node) -> String {
     let raw = bytes[node.start..<node.end]
     guard node.kind == .escapedString else { return String(decoding: raw, as: UTF8.self) }
+    return Self.unescaped(raw)
+  }
+
+  /// The text of a string's bytes between its quotes, checked already (see
+  /// ``escapeLength(in:at:)``), with escapes resolved.
+  static func unescaped<Bytes: RandomAccessCollection<UInt8>>(_ raw: Bytes) -> String
+  where Bytes.Index == Int {
     var unescaped: [UInt8] = []
     unescaped.reserveCapacity(raw.count)
-    var index = node.start
-    while index < node.end {
-      let byte = bytes[index]
+    var index = raw.startIndex
+    while index < raw.endIndex {
+      let byte = raw[index]
       guard byte == backslash else {
         unescaped.append(byte)
         index += 1
         continue
       }
-      let escape = bytes[index + 1]
+      let escape = raw[index + 1]
       index += 2
       switch escape {
       case UInt8(ascii: "b"): unescaped.append(0x08)
@@ -70,11 +77,11 @@ final class JSONTape {
       case UInt8(ascii: "r"): unescaped.append(0x0D)
       case UInt8(ascii: "t"): unescaped.append(0x09)
       case UInt8(ascii: "u"):
-        // Checked by the parser: a valid scalar, or a surrogate pair.
-        var value = hex4(bytes, at: index)
+        // Checked: a valid scalar, or a surrogate pair.
+        var value = hex4(raw, at: index)
         index += 4
         if (0xD800..<0xDC00).contains(value) {
-          value = 0x10000 + ((value - 0xD800) << 10) + (hex4(bytes, at: index + 2) - 0xDC00)
+          value = 0x10000 + ((value - 0xD800) << 10) + (hex4(raw, at: index + 2) - 0xDC00)
           index += 6
         }
         unescaped.append(contentsOf: String(Unicode.Scalar(value)!).utf8)
@@ -82,6 +89,34 @@ final class JSONTape {
       }
     }
     return String(decoding: unescaped, as: UTF8.self)
+  }
+
+  /// The length of a valid escape at `index` (a backslash) of `bytes`; a `\u` escape of a high
+  /// surrogate only counts with the low one after it.
+  static func escapeLength<Bytes: RandomAccessCollection<UInt8>>(in bytes: Bytes, at index: Int)
+    -> Int?
+  where Bytes.Index == Int {
+    guard index + 1 < bytes.endIndex else { return nil }
+    func isHex4(at index: Int) -> Bool {
+      bytes[index..<index + 4].allSatisfy { hexValue($0) != nil }
+    }
+    switch bytes[index + 1] {
+    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
+      UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+      return 2
+    case UInt8(ascii: "u"):
+      guard index + 6 <= bytes.endIndex, isHex4(at: index + 2) else { return nil }
+      let value = hex4(bytes, at: index + 2)
+      if (0xDC00..<0xE000).contains(value) { return nil }
+      guard (0xD800..<0xDC00).contains(value) else { return 6 }
+      guard index + 12 <= bytes.endIndex, bytes[index + 6] == backslash,
+        bytes[index + 7] == UInt8(ascii: "u"), isHex4(at: index + 8),
+        (0xDC00..<0xE000).contains(hex4(bytes, at: index + 8))
+      else { return nil }
+      return 12
+    default:
+      return nil
+    }
   }
 
   /// The index of the value of `object`'s member named `key`, as Swift compares strings (a
@@ -156,22 +191,29 @@ final class JSONTape {
   func integer<T: FixedWidthInteger>(_: T.Type, at node: Int) -> T? {
     let token = nodes[node]
     guard token.kind == .integer else { return nil }
-    var index = token.start
-    let negative = bytes[index] == UInt8(ascii: "-")
+    return Self.integer(T.self, digits: bytes[token.start..<token.end])
+  }
+
+  /// The integer that `digits` (JSON's, an optional minus and no fraction or exponent) write;
+  /// `nil` for one that `T` cannot hold.
+  static func integer<T: FixedWidthInteger>(
+    _: T.Type, digits: some Collection<UInt8>
+  ) -> T? {
+    var rest = digits[...]
+    let negative = rest.first == UInt8(ascii: "-")
     if negative {
       guard T.isSigned else { return nil }
-      index += 1
+      rest = rest.dropFirst()
     }
     var value: T = 0
-    while index < token.end {
-      let digit = T(bytes[index] - UInt8(ascii: "0"))
+    for byte in rest {
+      let digit = T(byte - UInt8(ascii: "0"))
       let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
       let (sum, carried) =
         negative
         ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
       guard !overflowed, !carried else { return nil }
       value = sum
-      index += 1
     }
     return value
   }
@@ -181,11 +223,66 @@ final class JSONTape {
   /// A finite `Double`; a number that overflows or underflows to zero is left to Foundation.
   func double(at node: Int) -> Double? {
     let token = nodes[node]
-    guard token.kind == .integer || token.kind == .number, let value = Double(text(token)),
-      value.isFinite
-    else { return nil }
+    guard token.kind == .integer || token.kind == .number else { return nil }
+    return Self.finiteDouble(bytes[token.start..<token.end])
+  }
+
+  /// The number at `start` of `bytes`, by JSON's grammar (`-? (0 | [1-9][0-9]*) (. [0-9]+)?
+  /// ([eE] [+-]? [0-9]+)?`): where it ends, and whether it is an integer (no fraction or
+  /// exponent); `nil` for none, or for a zero with an exponent.
+  static func number<Bytes: RandomAccessCollection<UInt8>>(in bytes: Bytes, at start: Int)
+    -> (end: Int, isInteger: Bool)?
+  where Bytes.Index == Int {
+    var index = start
+    func digits() -> Int {
+      let first = index
+      while index < bytes.endIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
+      {
+        index += 1
+      }
+      return index - first
+    }
+    if index < bytes.endIndex, bytes[index] == UInt8(ascii: "-") { index += 1 }
+    guard index < bytes.endIndex else { return nil }
+    if bytes[index] == UInt8(ascii: "0") {
+      index += 1
+    } else {
+      guard digits() > 0 else { return nil }
+    }
+    var isInteger = true
+    if index < bytes.endIndex, bytes[index] == UInt8(ascii: ".") {
+      index += 1
+      guard digits() > 0 else { return nil }
+      isInteger = false
+    }
+    if index < bytes.endIndex, bytes[index] | 0x20 == UInt8(ascii: "e") {
+      // Foundation refuses some zeros with an exponent ("0e3", "0.00e1", but not "0E+3" or
+      // "0.0e1"): which ones is its call.
+      guard
+        bytes[start..<index].contains(where: {
+          (UInt8(ascii: "1")...UInt8(ascii: "9")).contains($0)
+        })
+      else { return nil }
+      index += 1
+      if index < bytes.endIndex,
+        bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")
+      {
+        index += 1
+      }
+      guard digits() > 0 else { return nil }
+      isInteger = false
+    }
+    return (index, isInteger)
+  }
+
+  /// The finite `Double` that a JSON number's text writes; `nil` for one that overflows or
+  /// underflows to zero, which is left to Foundation.
+  static func finiteDouble(_ text: some Collection<UInt8>) -> Double? {
+    guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else {
+      return nil
+    }
     if value == 0 {
-      let mantissa = bytes[token.start..<token.end].prefix { $0 | 0x20 != UInt8(ascii: "e") }
+      let mantissa = text.prefix { $0 | 0x20 != UInt8(ascii: "e") }
       guard
         mantissa.allSatisfy({
           $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
@@ -314,7 +411,7 @@ final class JSONTape {
           position = index + 1
           return true
         case backslash:
-          guard let length = escapeLength(at: index) else { return false }
+          guard let length = JSONTape.escapeLength(in: bytes, at: index) else { return false }
           escaped = true
           index += length
         case 0x00..<0x20:
@@ -324,33 +421,6 @@ final class JSONTape {
         }
       }
       return false
-    }
-
-    /// The length of a valid escape at `index` (a backslash); a `\u` escape of a high surrogate
-    /// only counts with the low one after it.
-    func escapeLength(at index: Int) -> Int? {
-      guard index + 1 < bytes.count else { return nil }
-      switch bytes[index + 1] {
-      case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"),
-        UInt8(ascii: "f"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-        return 2
-      case UInt8(ascii: "u"):
-        guard index + 6 <= bytes.count, isHex4(at: index + 2) else { return nil }
-        let value = hex4(bytes, at: index + 2)
-        if (0xDC00..<0xE000).contains(value) { return nil }
-        guard (0xD800..<0xDC00).contains(value) else { return 6 }
-        guard index + 12 <= bytes.count, bytes[index + 6] == backslash,
-          bytes[index + 7] == UInt8(ascii: "u"), isHex4(at: index + 8),
-          (0xDC00..<0xE000).contains(hex4(bytes, at: index + 8))
-        else { return nil }
-        return 12
-      default:
-        return nil
-      }
-    }
-
-    func isHex4(at index: Int) -> Bool {
-      bytes[index..<index + 4].allSatisfy { hexValue($0) != nil }
     }
 
     mutating func parseLiteral(_ literal: StaticString, _ kind: Kind, _ position: inout Int) -> Bool
@@ -364,49 +434,10 @@ final class JSONTape {
       return true
     }
 
-    /// JSON's grammar: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
     mutating func parseNumber(_ position: inout Int) -> Bool {
-      let start = position
-      var index = position
-      func digits() -> Int {
-        let first = index
-        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) {
-          index += 1
-        }
-        return index - first
-      }
-      if bytes[index] == UInt8(ascii: "-") { index += 1 }
-      guard index < bytes.count else { return false }
-      if bytes[index] == UInt8(ascii: "0") {
-        index += 1
-      } else {
-        guard digits() > 0 else { return false }
-      }
-      var isInteger = true
-      if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-        index += 1
-        guard digits() > 0 else { return false }
-        isInteger = false
-      }
-      if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
-        // Foundation refuses some zeros with an exponent ("0e3", "0.00e1", but not "0E+3" or
-        // "0.0e1"): which ones is its call.
-        guard
-          bytes[start..<index].contains(where: {
-            (UInt8(ascii: "1")...UInt8(ascii: "9")).contains($0)
-          })
-        else { return false }
-        index += 1
-        if index < bytes.count,
-          bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")
-        {
-          index += 1
-        }
-        guard digits() > 0 else { return false }
-        isInteger = false
-      }
-      append(Node(kind: isInteger ? .integer : .number, start: start, end: index))
-      position = index
+      guard let (end, isInteger) = JSONTape.number(in: bytes, at: position) else { return false }
+      append(Node(kind: isInteger ? .integer : .number, start: position, end: end))
+      position = end
       return true
     }
 
@@ -422,7 +453,8 @@ private let quote = UInt8(ascii: "\"")
 private let backslash = UInt8(ascii: "\\")
 
 /// The value of the four hex digits at `index` (checked by the parser).
-private func hex4(_ bytes: [UInt8], at index: Int) -> UInt32 {
+private func hex4<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, at index: Int) -> UInt32
+where Bytes.Index == Int {
   bytes[index..<index + 4].reduce(0) { $0 << 4 | UInt32(hexValue($1) ?? 0) }
 }
 

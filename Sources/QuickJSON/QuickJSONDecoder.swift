@@ -1,7 +1,8 @@
 package import Foundation
 
 /// Decodes small plain documents (broker values, cluster records, etcd's answers) straight from
-/// a ``JSONTape``, everything else with Foundation's `JSONDecoder`.
+/// a ``JSONTape``, everything else with Foundation's `JSONDecoder`. A ``JSONCodable`` type's
+/// generated code first reads the document in order with a ``JSONScanner``, then from the tape.
 ///
 /// Every reader decodes every update it shows, so this is on the path of each update from one
 /// process to another: Foundation's decoder took about 30% of a reader's I/O thread, mostly in
@@ -31,11 +32,15 @@ package struct QuickJSONDecoder {
   /// Decodes `data` as `decode(_:from:)` does, through the members' code that `@JSONCodable`
   /// generated, or through `T`'s Codable where that code leaves the document to it.
   package func decode<T: JSONCodable>(_ type: T.Type, from data: Data) throws -> T {
-    let tape = Self.tape(of: data)
     do {
-      return try generated(T.self, on: tape)
+      return try scanned(T.self, from: data)
     } catch {
-      return try decode(T.self, from: data, tape: tape)
+      let tape = Self.tape(of: data)
+      do {
+        return try generated(T.self, on: tape)
+      } catch {
+        return try decode(T.self, from: data, tape: tape)
+      }
     }
   }
 
@@ -44,9 +49,16 @@ package struct QuickJSONDecoder {
     try? fast(T.self, on: Self.tape(of: data))
   }
 
-  /// The generated code alone: `nil` where it leaves the document to Codable.
+  /// The generated code alone, reading the document in order or from its tape: `nil` where it
+  /// leaves the document to Codable.
   package func quickly<T: JSONCodable>(_: T.Type, from data: Data) -> T? {
-    try? generated(T.self, on: Self.tape(of: data))
+    (try? scanned(T.self, from: data)) ?? (try? generated(T.self, on: Self.tape(of: data)))
+  }
+
+  /// The generated code reading the document in order alone: `nil` where it leaves the document
+  /// to the tape.
+  package func scanning<T: JSONCodable>(_: T.Type, from data: Data) -> T? {
+    try? scanned(T.self, from: data)
   }
 
   private func decode<T: Decodable>(_: T.Type, from data: Data, tape: JSONTape?) throws -> T {
@@ -79,6 +91,18 @@ package struct QuickJSONDecoder {
     let value = try TapeDecoder(tape: tape, codingPath: []).decode(T.self, at: 0)
     guard !tape.bailed else { throw LeftToFoundation() }
     return value
+  }
+
+  /// The generated code reading the document front to back, which throws where it leaves the
+  /// document to the tape: no copy of the bytes and no nodes, for the plain documents that
+  /// `.sortedKeys` writes.
+  private func scanned<T: JSONCodable>(_: T.Type, from data: Data) throws -> T {
+    try data.withUnsafeBytes { raw in
+      let scanner = JSONScanner(raw.bindMemory(to: UInt8.self))
+      let value = try T(jsonValue: JSONValueReader(scanner: scanner))
+      try scanner.end()
+      return value
+    }
   }
 
   /// The generated code's path, which throws where it leaves the document to Codable.

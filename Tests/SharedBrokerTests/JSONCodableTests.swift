@@ -131,6 +131,7 @@ import Testing
         "\(String(decoding: generated, as: UTF8.self)) \(String(decoding: expected, as: UTF8.self))")
       #expect(try quickEncoder.encode(value) == expected)
       #expect(quickDecoder.quickly(Plain.self, from: expected) == value)
+      #expect(quickDecoder.scanning(Plain.self, from: expected) == value)
     }
   }
 
@@ -174,6 +175,7 @@ import Testing
   @Test func randomDocumentsDecodeAsCodableDecodesThem() throws {
     var random = SplitMix64(seed: 0xD0C5)
     var generatedHits = (plain: 0, mixed: 0)
+    var scannedHits = 0
     for round in 0..<3_000 {
       let plain = try foundationEncoder.encode(Self.plain(&random))
       let mixed = try foundationEncoder.encode(Self.mixed(&random))
@@ -181,11 +183,27 @@ import Testing
       let mixedDocument = try Self.damage(mixed, round: round, &random)
       if expectSameOutcome(Plain.self, plainDocument) { generatedHits.plain += 1 }
       if expectSameOutcome(Mixed.self, mixedDocument) { generatedHits.mixed += 1 }
+      if expectSameScan(Plain.self, plainDocument) { scannedHits += 1 }
+      // A Codable member leaves every document to the tape.
+      #expect(quickDecoder.scanning(Mixed.self, from: mixedDocument) == nil)
     }
     // The undamaged third and the damaged documents still plain and complete; of the mixed
     // ones, a `Date` is Foundation's in half and a non-ASCII key makes half of the rest.
     #expect(generatedHits.plain >= 1_000)
     #expect(generatedHits.mixed >= 300)
+    // The undamaged third, and those with a byte damaged where the result is the same.
+    #expect(scannedHits >= 1_000)
+  }
+
+  /// Whether the generated code took `data` reading it in order, without a tape; expects that
+  /// it agreed with Foundation if it did.
+  func expectSameScan<T: JSONCodable & Equatable>(
+    _: T.Type, _ data: Data, sourceLocation: SourceLocation = #_sourceLocation
+  ) -> Bool {
+    guard let scanned = quickDecoder.scanning(T.self, from: data) else { return false }
+    let expected = try? foundationDecoder.decode(T.self, from: data)
+    #expect(scanned == expected, "\(String(decoding: data, as: UTF8.self))", sourceLocation: sourceLocation)
+    return true
   }
 
   /// One of: as it is, a byte replaced, or its top-level members changed and written in
@@ -227,6 +245,39 @@ import Testing
     guard let generated else { return false }
     #expect(generated == expected, "\(text)", sourceLocation: sourceLocation)
     return true
+  }
+
+  /// Read in order: what `.sortedKeys` writes, spaced or with members the type does not read;
+  /// anything else goes to the tape, with the same result as Foundation either way.
+  @Test func documentsInKeyOrderAreReadWithoutATape() throws {
+    let scanned = [
+      #"{"id":1,"label":"a\/b \u00e9\ud83d\ude00"}"#,
+      #" { "a" : null , "id" : -0 , "m" : 2.5e3 , "n" : "x" , "z" : true } "#,
+      #"{"id":9223372036854775807}"#,
+    ]
+    let toTheTape = [
+      #"{"label":"a","id":1}"#,
+      #"{"id":1,"id":2}"#,
+      #"{"extra":[1],"id":1}"#,
+      #"{"i\u0064":1}"#,
+      #"{"id":1,}"#,
+      #"{"id":1.0}"#,
+      #"{"id":1e2}"#,
+      #"{"id":9223372036854775808}"#,
+      #"{"id":1} x"#,
+      #"{"id":01}"#,
+    ]
+    for text in scanned {
+      let data = Data(text.utf8)
+      #expect(quickDecoder.scanning(Inner.self, from: data) != nil, "\(text)")
+      #expect(expectSameScan(Inner.self, data))
+      expectSameOutcome(Inner.self, data)
+    }
+    for text in toTheTape {
+      let data = Data(text.utf8)
+      #expect(quickDecoder.scanning(Inner.self, from: data) == nil, "\(text)")
+      expectSameOutcome(Inner.self, data)
+    }
   }
 
   @Test func anIntegerOutOfRangeStillNamesItsField() {
