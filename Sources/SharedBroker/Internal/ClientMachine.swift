@@ -36,7 +36,10 @@ struct ClientMachine {
   private let idFrame: Data
   private let heartbeat: Duration
   private let retryInterval: Duration
-  private let missedHeartbeats: Int
+  /// How long a broker may stay silent before the client counts it as lost.
+  private let silenceLimit: Duration
+  /// How long the client waits for a `WELCOME` before it moves to another broker.
+  private let moveLimit: Duration
   private let maxWritesInFlight: Int
 
   /// The brokers to move among, and the one the DEALER connects to.
@@ -100,7 +103,10 @@ struct ClientMachine {
     handshakes = HandshakeHistory(usesCurve: usesCurve)
     self.heartbeat = heartbeat
     retryInterval = min(heartbeat, Self.longestRetry)
-    self.missedHeartbeats = missedHeartbeats
+    // Once: multiplying a `Duration` goes through 128-bit arithmetic, some 500 instructions,
+    // and every turn compares with these.
+    silenceLimit = heartbeat * missedHeartbeats
+    moveLimit = retryInterval * missedHeartbeats
     self.maxWritesInFlight = maxWritesInFlight
     lastHeard = now
     lastMove = now
@@ -125,9 +131,6 @@ struct ClientMachine {
     case .dropped: nil
     }
   }
-
-  /// How long a broker may stay silent before the client counts it as lost.
-  private var silenceLimit: Duration { heartbeat * missedHeartbeats }
 
   private var pingInterval: Duration { isConnected ? heartbeat : min(helloBackoff, retryInterval) }
 
@@ -374,7 +377,7 @@ struct ClientMachine {
     if isConnected, now - lastHeard > silenceLimit {
       actions.append(.log(.brokerStoppedAnswering))
       lose(at: now, &actions)
-    } else if !isConnected, now - lastMove > retryInterval * missedHeartbeats {
+    } else if !isConnected, now - lastMove > moveLimit {
       // No broker of the list has answered for as long: try the next one.
       lastMove = now
       move(at: now, &actions)
