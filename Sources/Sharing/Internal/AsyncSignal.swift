@@ -18,6 +18,9 @@ package final class AsyncSignal: Sendable {
   /// Wakes every waiter.
   package func signal() {
     let continuations = waiters.withLock { waiters in
+      // Nobody waits, as a rule: iterating even an empty dictionary of this generic type
+      // cost a client's I/O thread some 500 instructions per update.
+      guard !waiters.isEmpty else { return [CheckedContinuation<Void, Never>]() }
       var continuations: [CheckedContinuation<Void, Never>] = []
       for (id, waiter) in waiters {
         guard case let .waiting(continuation) = waiter else { continue }
