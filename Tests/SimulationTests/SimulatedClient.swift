@@ -13,6 +13,10 @@ import Synchronization
 final class SimulatedClient {
   let index: Int
   let storage: ClientStorage
+  /// Its machine's id and the brokers it was given, kept apart from the machine: the
+  /// simulation reads them while the driver holds its state, from the transport's calls.
+  let id: String
+  let givenBrokers: [String]
   /// What the client's I/O thread runs: the simulation is that thread.
   let driver: ClientDriver
   let references: [BrokerReference<Tally>]
@@ -77,6 +81,8 @@ final class SimulatedClient {
     brokers: BrokerList, now: ContinuousClock.Instant
   ) {
     self.index = index
+    self.id = id
+    givenBrokers = brokers.given
     dealerEndpoint = brokers.current
     broker = Simulation.broker(at: brokers.current)
     subscriberBroker = broker
@@ -107,7 +113,6 @@ final class SimulatedClient {
 
   /// The machine as it is now.
   var machine: ClientMachine { driver.machine }
-  var id: String { driver.machine.id }
 
   /// Whether the storage asked for a wake-up since the last call.
   func takeWakeRequest() -> Bool {

@@ -81,6 +81,9 @@ final class Simulation {
     /// Another client key says `HELLO` with the client's id to a broker that knows whose it is.
     case impostor(client: Int)
     case dealerConnects(client: Int)
+    /// The socket monitor tells the client's loop that its DEALER's connection to `endpoint`
+    /// broke: after the call that found it, as the real loop hears of it.
+    case dealerLost(client: Int, endpoint: String)
     case subscriberConnects(client: Int)
     case subscriptionTakesEffect(client: Int, epoch: Int)
     case fault
@@ -400,6 +403,13 @@ final class Simulation {
       client.driver.handle(
         .dealer(.init(kind: .handshakeSucceeded, endpoint: client.dealerEndpoint)),
         at: instant(client), via: transport(client))
+      try turn(client)
+    case .dealerLost(let index, let endpoint):
+      let client = clients[index]
+      guard client.alive else { return }
+      client.driver.handle(
+        .dealer(.init(kind: .disconnected, endpoint: endpoint)), at: instant(client),
+        via: transport(client))
       try turn(client)
     case .subscriberConnects(let index):
       let client = clients[index]
@@ -850,16 +860,14 @@ final class Simulation {
     reconnectLater(.dealerConnects(client: client.index))
     guard tellingClient else { return }
     // The socket monitor tells the loop; libzmq reconnects by itself.
-    client.driver.handle(
-      .dealer(.init(kind: .disconnected, endpoint: client.dealerEndpoint)), at: instant(client),
-      via: transport(client))
+    schedule(after: .zero, .dealerLost(client: client.index, endpoint: client.dealerEndpoint))
   }
 
   /// Connects a client's DEALER to the broker at `endpoint`, as its machine asked.
   fileprivate func connectDealer(_ client: SimulatedClient, to endpoint: String) {
     client.dealerEndpoint = endpoint
     client.broker = Self.broker(at: endpoint)
-    if !client.machine.brokers.given.contains(endpoint) { outcome.movesToLearned += 1 }
+    if !client.givenBrokers.contains(endpoint) { outcome.movesToLearned += 1 }
     note { "\(client.id.prefix(4)) moves to broker\(client.broker)" }
     cutDealer(client, tellingClient: false)
   }

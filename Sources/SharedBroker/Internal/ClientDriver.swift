@@ -13,33 +13,29 @@ import Synchronization
 /// (installing the result in the key's ``KeySlot`` under the key's body lock, with the
 /// mutations recorded meanwhile), and tells observers with no lock held.
 final class ClientDriver {
-  private(set) var machine: ClientMachine
   let storage: ClientStorage
-  /// The keys' slots, as the machine knows them (refreshed with the mail that adds a key).
-  private var slots: [KeySlot] = []
-  /// The mail buffer, swapped with the storage's at every turn to reuse its storage.
-  private var mail: [ClientMail] = []
-  /// The actions being carried out and the keys whose observers to tell, kept between events
-  /// to reuse their storage.
-  private var buffers = Buffers()
-  /// What was last published for waiters.
-  private var published: (brokers: BrokerList, isHeldBack: Bool)
+  /// Everything the driver changes, in one stored property that each call takes once: every
+  /// access to a class's stored property is checked for exclusivity at run time, some 80
+  /// instructions, and the machine, slots and buffers are used many times per event.
+  private var state: State
 
   init(machine: ClientMachine, storage: ClientStorage) {
-    self.machine = machine
     self.storage = storage
-    published = (machine.brokers, machine.isHeldBack)
+    state = State(machine: machine, published: (machine.brokers, machine.isHeldBack))
   }
+
+  /// The machine, copied (for a look at its identity or brokers, not per event).
+  var machine: ClientMachine { state.machine }
 
   /// When the machine next wants a turn.
   func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
-    inPlace { $0.deadline(now: now) }
+    withState { $0.machine.deadline(now: now) }
   }
 
   /// Whether a message from the PUB socket can be dropped undecoded: this client's own update,
   /// which its `ACK` settled already.
   func isSettledOwnUpdate(_ frames: FrameBuffer) -> Bool {
-    inPlace { $0.isSettledOwnUpdate(frames) }
+    withState { $0.machine.isSettledOwnUpdate(frames) }
   }
 
   /// Feeds an event to the machine and carries out what it asks for, with `transport` for what
@@ -47,44 +43,40 @@ final class ClientDriver {
   func handle(
     _ event: ClientEvent, at now: ContinuousClock.Instant, via transport: some ClientTransport
   ) {
-    // Taken out for the call: as stored properties, each use would be checked for exclusive
-    // access.
-    var buffers = Buffers()
-    swap(&buffers, &self.buffers)
-    defer { swap(&buffers, &self.buffers) }
-    if case .turn = event {
-      if let slots = storage.takeMail(into: &mail) { self.slots = slots }
-      if !mail.isEmpty {
-        machine.handle(.mail(mail), at: now, into: &buffers.queue)
-        perform(&buffers, at: now, via: transport)
-        mail.removeAll(keepingCapacity: true)
+    withState { state in
+      if case .turn = event {
+        if let slots = storage.takeMail(into: &state.mail) { state.slots = slots }
+        if !state.mail.isEmpty {
+          state.machine.handle(.mail(state.mail), at: now, into: &state.queue)
+          perform(&state, at: now, via: transport)
+          state.mail.removeAll(keepingCapacity: true)
+        }
       }
+      state.machine.handle(event, at: now, into: &state.queue)
+      perform(&state, at: now, via: transport)
     }
-    machine.handle(event, at: now, into: &buffers.queue)
-    perform(&buffers, at: now, via: transport)
   }
 
-  /// Carries out the actions in `buffers.queue`, and those they lead to, then empties it.
+  /// Carries out the actions in `state.queue`, and those they lead to, then empties it.
   private func perform(
-    _ buffers: inout Buffers, at now: ContinuousClock.Instant,
-    via transport: some ClientTransport
+    _ state: inout State, at now: ContinuousClock.Instant, via transport: some ClientTransport
   ) {
     defer {
-      buffers.queue.removeAll(keepingCapacity: true)
-      buffers.notify.removeAll(keepingCapacity: true)
+      state.queue.removeAll(keepingCapacity: true)
+      state.notify.removeAll(keepingCapacity: true)
     }
     var progressed = false
     var sendFailed = false
     var next = 0
-    while next < buffers.queue.count {
-      let action = buffers.queue[next]
+    while next < state.queue.count {
+      let action = state.queue[next]
       next += 1
       switch action {
       case .send(let message):
         // Once per batch: the machine resyncs every key at the first.
         if !transport.send(message), !sendFailed {
           sendFailed = true
-          machine.handle(.sendFailed, at: now, into: &buffers.queue)
+          state.machine.handle(.sendFailed, at: now, into: &state.queue)
         }
       case .subscribe(let key):
         transport.subscribe(to: key)
@@ -92,24 +84,24 @@ final class ClientDriver {
         transport.connectDealer(to: endpoint, from: old)
       case .connectSubscriber(let endpoint, let old):
         if !transport.connectSubscriber(to: endpoint, from: old) {
-          machine.handle(.subscriberUnreachable, at: now, into: &buffers.queue)
+          state.machine.handle(.subscriberUnreachable, at: now, into: &state.queue)
         }
       case .disconnectSubscriber(let endpoint):
         transport.disconnectSubscriber(from: endpoint)
       case .rebase(let index):
-        rebase(index, into: &buffers.queue)
+        rebase(index, &state)
       case .encode(let request):
-        let codec = slots[request.key].codec
+        let codec = state.slots[request.key].codec
         let data = Result { try codec.encode(request.value) }
-        machine.encoded(request, data, at: now, into: &buffers.queue)
+        state.machine.encoded(request, data, at: now, into: &state.queue)
       case .notify(let index):
-        if !buffers.notify.contains(index) { buffers.notify.append(index) }
+        if !state.notify.contains(index) { state.notify.append(index) }
       case .confirmed(let index, let through):
-        slots[index].confirm(through: through)
+        state.slots[index].confirm(through: through)
       case .refused(let index, let sequences):
-        slots[index].refuse(sequences)
+        state.slots[index].refuse(sequences)
       case .turn:
-        machine.handle(.turn, at: now, into: &buffers.queue)
+        state.machine.handle(.turn, at: now, into: &state.queue)
       case .connection(let connection):
         progressed = true
         storage.setState(connection)
@@ -123,12 +115,13 @@ final class ClientDriver {
         log(notice)
       }
     }
-    tellObservers(buffers.notify)
-    let (brokers, isHeldBack) = inPlace { ($0.brokers, $0.isHeldBack) }
-    if progressed || published.isHeldBack != isHeldBack || published.brokers != brokers {
-      published = (brokers, isHeldBack)
+    tellObservers(&state)
+    let (brokers, isHeldBack) = (state.machine.brokers, state.machine.isHeldBack)
+    if progressed || state.published.isHeldBack != isHeldBack || state.published.brokers != brokers
+    {
+      state.published = (brokers, isHeldBack)
       storage.publish(
-        synced: inPlace { $0.syncedKeys() }, brokers: brokers, isHeldBack: isHeldBack)
+        synced: state.machine.syncedKeys(), brokers: brokers, isHeldBack: isHeldBack)
       if progressed { storage.progress.signal() }
     }
   }
@@ -136,10 +129,10 @@ final class ClientDriver {
   /// Brings the key at `index` up to date: decodes the newest confirmed value and re-applies
   /// the pending mutations with no lock held, then, under the key's body lock, those recorded
   /// meanwhile, and installs the result in the key's slot. A mutation may read shared values
-  /// (this key's shows the value before the rebase). What follows is appended to `queue`.
-  private func rebase(_ index: Int, into queue: inout [ClientAction]) {
-    guard let due = inPlace({ $0.rebaseDue(index) }) else { return }
-    let slot = slots[index]
+  /// (this key's shows the value before the rebase). What follows is appended to the queue.
+  private func rebase(_ index: Int, _ state: inout State) {
+    guard let due = state.machine.rebaseDue(index) else { return }
+    let slot = state.slots[index]
     let decoded = due.undecoded.map { data in Result { try slot.codec.decode(data) } }
     var value = (try? decoded?.get()) ?? due.confirmed
     var through = due.confirmedThrough
@@ -161,16 +154,17 @@ final class ClientDriver {
         }
       }
     }
-    machine.rebased(due.result(decoded: decoded, local: value, through: through), into: &queue)
+    state.machine.rebased(
+      due.result(decoded: decoded, local: value, through: through), into: &state.queue)
     // Observers were told of the slot's value, which the machine may not have heard of yet.
-    if changed { queue.append(.notify(index)) }
+    if changed { state.queue.append(.notify(index)) }
   }
 
-  /// Tells the observers of the keys at `indices` of their values and errors, read at once.
-  private func tellObservers(_ indices: [Int]) {
-    for index in indices {
-      let observed = inPlace { $0.observed(index) }
-      let told = slots[index].state.withLock { state in
+  /// Tells the observers of the keys in `state.notify` of their values and errors, read at once.
+  private func tellObservers(_ state: inout State) {
+    for index in state.notify {
+      let observed = state.machine.observed(index)
+      let told = state.slots[index].state.withLock { state in
         state.isLoading = observed.isLoading
         state.loadError = observed.loadError
         state.saveError = observed.saveError
@@ -181,11 +175,11 @@ final class ClientDriver {
     }
   }
 
-  /// Reads the machine in place. A call on the machine through this class's property would
-  /// copy it whole first (every array and string in it retained and released), so that it
-  /// stays the same during the call; an `inout` access needs no copy.
-  private func inPlace<R>(_ body: (inout ClientMachine) -> R) -> R {
-    body(&machine)
+  /// Runs `body` on the state in place: one exclusivity check for the whole call. A method
+  /// called on a class's stored property would also copy it whole first (every array and
+  /// string in it retained and released) so that it stays the same during the call.
+  private func withState<R>(_ body: (inout State) -> R) -> R {
+    body(&state)
   }
 
   private func log(_ notice: ClientNotice) {
@@ -206,12 +200,20 @@ final class ClientDriver {
   }
 }
 
-/// A ``ClientDriver``'s lists for one event, emptied after it.
-private struct Buffers {
-  /// The machine's actions, carried out in order; those they lead to are appended.
+/// What a ``ClientDriver`` changes.
+private struct State {
+  var machine: ClientMachine
+  /// The keys' slots, as the machine knows them (refreshed with the mail that adds a key).
+  var slots: [KeySlot] = []
+  /// The mail buffer, swapped with the storage's at every turn to reuse its storage.
+  var mail: [ClientMail] = []
+  /// The machine's actions for one event, carried out in order; those they lead to are
+  /// appended. Emptied after each event, its storage kept.
   var queue: [ClientAction] = []
-  /// The keys whose observers to tell once the actions are carried out.
+  /// The keys whose observers to tell once the actions are carried out (emptied likewise).
   var notify: [Int] = []
+  /// What was last published for waiters.
+  var published: (brokers: BrokerList, isHeldBack: Bool)
 }
 
 /// What the ``ClientDriver`` needs of the sockets: the I/O thread's ``ClientLoop``, or the
