@@ -1,19 +1,10 @@
 /// The members of an object in a document, for the code that `@JSONCodable` generates, which
 /// asks for them in the order of their keys' bytes.
 public struct JSONObjectReader {
-  enum Source {
-    case tape(JSONTape, object: Int)
-    case scanner(JSONScanner)
-  }
+  let source: JSONSource
 
-  let source: Source
-
-  init(tape: JSONTape, object: Int) {
-    source = .tape(tape, object: object)
-  }
-
-  init(scanner: JSONScanner) {
-    source = .scanner(scanner)
+  init(_ source: JSONSource) {
+    self.source = source
   }
 
   /// The member named `key`, as the member's type reads itself. The key path, never evaluated,
@@ -24,10 +15,10 @@ public struct JSONObjectReader {
     switch source {
     case .tape(let tape, let object):
       guard let node = tape.member(key, of: object) else { return try Value.jsonValueIfMissing() }
-      return try Value(jsonValue: JSONValueReader(tape: tape, node: node))
+      return try Value(jsonValue: JSONValueReader(.tape(tape, node: node)))
     case .scanner(let scanner):
       guard try scanner.member(key) else { return try Value.jsonValueIfMissing() }
-      return try Value(jsonValue: JSONValueReader(scanner: scanner))
+      return try Value(jsonValue: JSONValueReader(.scanner(scanner)))
     }
   }
 

@@ -47,7 +47,8 @@ final class JSONScanner {
     position += 1
   }
 
-  /// Takes `literal` if it comes next.
+  /// Takes `literal` if it comes next. `false` when the next byte is not its first or too few
+  /// bytes are left; an error when the bytes start like it and then differ (no JSON value does).
   private func take(_ literal: StaticString) throws -> Bool {
     let length = literal.utf8CodeUnitCount
     guard try peek() == literal.utf8Start.pointee, position + length <= bytes.count else {

@@ -1,19 +1,10 @@
 /// One value of a document, for ``JSONMember/init(jsonValue:)``: a node of a parsed tape, or
 /// the value where a scanner reading the document in order stands.
 public struct JSONValueReader {
-  enum Source {
-    case tape(JSONTape, node: Int)
-    case scanner(JSONScanner)
-  }
+  let source: JSONSource
 
-  let source: Source
-
-  init(tape: JSONTape, node: Int) {
-    source = .tape(tape, node: node)
-  }
-
-  init(scanner: JSONScanner) {
-    source = .scanner(scanner)
+  init(_ source: JSONSource) {
+    self.source = source
   }
 
   /// Whether the value is `null` (taken, when scanning).
@@ -71,12 +62,12 @@ public struct JSONValueReader {
     switch source {
     case .tape(let tape, let node):
       guard tape.nodes[node].kind == .object else { throw LeftToFoundation() }
-      return try body(JSONObjectReader(tape: tape, object: node))
+      return try body(JSONObjectReader(.tape(tape, node: node)))
     case .scanner(let scanner):
       // The enclosing object's place, for after this one.
       let enclosing = scanner.object
       try scanner.beginObject()
-      let result = try body(JSONObjectReader(scanner: scanner))
+      let result = try body(JSONObjectReader(.scanner(scanner)))
       try scanner.endObject()
       scanner.object = enclosing
       return result
@@ -93,7 +84,7 @@ public struct JSONValueReader {
       elements.reserveCapacity(array.count)
       var cursor = node + 1
       for _ in 0..<array.count {
-        elements.append(try element(JSONValueReader(tape: tape, node: cursor)))
+        elements.append(try element(JSONValueReader(.tape(tape, node: cursor))))
         cursor = tape.nodes[cursor].next
       }
       return elements
@@ -113,7 +104,7 @@ public struct JSONValueReader {
       var key = node + 1
       for _ in 0..<object.count {
         members[tape.string(tape.nodes[key])] = try member(
-          JSONValueReader(tape: tape, node: key + 1))
+          JSONValueReader(.tape(tape, node: key + 1)))
         key = tape.nodes[key + 1].next
       }
       return members

@@ -99,7 +99,7 @@ package struct QuickJSONDecoder {
   private func scanned<T: JSONCodable>(_: T.Type, from data: Data) throws -> T {
     try data.withUnsafeBytes { raw in
       let scanner = JSONScanner(raw.bindMemory(to: UInt8.self))
-      let value = try T(jsonValue: JSONValueReader(scanner: scanner))
+      let value = try T(jsonValue: JSONValueReader(.scanner(scanner)))
       try scanner.end()
       return value
     }
@@ -108,7 +108,7 @@ package struct QuickJSONDecoder {
   /// The generated code's path, which throws where it leaves the document to Codable.
   private func generated<T: JSONCodable>(_: T.Type, on tape: JSONTape?) throws -> T {
     guard let tape else { throw LeftToFoundation() }
-    let value = try T(jsonValue: JSONValueReader(tape: tape, node: 0))
+    let value = try T(jsonValue: JSONValueReader(.tape(tape, node: 0)))
     guard !tape.bailed else { throw LeftToFoundation() }
     return value
   }
