@@ -212,10 +212,10 @@ struct ClientMachine {
   /// whom to tell, and another turn when writes may go out now, appended to `list`.
   mutating func rebased(_ result: KeyMachine.Rebased, into list: inout [ClientAction]) {
     let index = result.key
-    var actions = Actions(appendingTo: &list)
-    defer { actions.giveBack(to: &list) }
-    handle(index, .rebased(result), &actions)
-    if isConnected, keys[index].hasUnconfirmedWrites { actions.append(.turn) }
+    Actions.appending(to: &list) { actions in
+      handle(index, .rebased(result), &actions)
+      if isConnected, keys[index].hasUnconfirmedWrites { actions.append(.turn) }
+    }
   }
 
   // MARK: - Events of the I/O thread
@@ -224,28 +224,28 @@ struct ClientMachine {
   mutating func handle(
     _ event: ClientEvent, at now: ContinuousClock.Instant, into list: inout [ClientAction]
   ) {
-    var actions = Actions(appendingTo: &list)
-    defer { actions.giveBack(to: &list) }
-    switch event {
-    case .mail(let mail):
-      take(mail, at: now, &actions)
-    case .turn:
-      turn(at: now, &actions)
-    case .reply(let reply):
-      receive(reply: reply, at: now, &actions)
-    case .published(let messages):
-      for message in messages { receive(published: message, at: now, &actions) }
-    case .dealer(let event):
-      dealer(event, at: now, &actions)
-    case .sendFailed:
-      // A message the DEALER did not queue (no connection, or its high-water mark) is lost as
-      // with a broken connection: the keys resync, and the snapshots' lastWrite says which
-      // writes in flight the broker has.
-      connectionLost(&actions)
-    case .subscriberUnreachable:
-      // The WELCOME is not taken: the next heartbeat finds the run again and says HELLO.
-      publisher = nil
-      connectionLost(&actions)
+    Actions.appending(to: &list) { actions in
+      switch event {
+      case .mail(let mail):
+        take(mail, at: now, &actions)
+      case .turn:
+        turn(at: now, &actions)
+      case .reply(let reply):
+        receive(reply: reply, at: now, &actions)
+      case .published(let messages):
+        for message in messages { receive(published: message, at: now, &actions) }
+      case .dealer(let event):
+        dealer(event, at: now, &actions)
+      case .sendFailed:
+        // A message the DEALER did not queue (no connection, or its high-water mark) is lost as
+        // with a broken connection: the keys resync, and the snapshots' lastWrite says which
+        // writes in flight the broker has.
+        connectionLost(&actions)
+      case .subscriberUnreachable:
+        // The WELCOME is not taken: the next heartbeat finds the run again and says HELLO.
+        publisher = nil
+        connectionLost(&actions)
+      }
     }
   }
 
@@ -327,10 +327,9 @@ struct ClientMachine {
     _ request: KeyMachine.Encode, _ data: Result<Data, any Error>,
     at now: ContinuousClock.Instant, into list: inout [ClientAction]
   ) {
-    var actions = Actions(appendingTo: &list)
-    defer { actions.giveBack(to: &list) }
-    let output = handle(
-      request.key, .encoded(request, data, at: now, maxValueSize: maxValueSize), &actions)
+    let output = Actions.appending(to: &list) { actions in
+      handle(request.key, .encoded(request, data, at: now, maxValueSize: maxValueSize), &actions)
+    }
     if output.usedID, request.id == nextWriteID { nextWriteID += 1 }
   }
 
@@ -690,15 +689,19 @@ private struct Actions {
   /// Where this event's actions start in `list`.
   private let start: Int
 
-  /// Takes `list` over (moved, not copied, so appending to it copies nothing) until
-  /// ``giveBack(to:)``.
-  init(appendingTo list: inout [ClientAction]) {
-    start = list.count
-    swap(&self.list, &list)
+  /// Runs `body` with `list` taken over as one event's actions, then gives it back. Moved, not
+  /// copied, so appending to it copies nothing.
+  static func appending<Result>(
+    to list: inout [ClientAction], _ body: (inout Actions) -> Result
+  ) -> Result {
+    var actions = Actions(start: list.count)
+    swap(&actions.list, &list)
+    defer { swap(&actions.list, &list) }
+    return body(&actions)
   }
 
-  mutating func giveBack(to list: inout [ClientAction]) {
-    swap(&self.list, &list)
+  private init(start: Int) {
+    self.start = start
   }
 
   mutating func append(_ action: ClientAction) {
