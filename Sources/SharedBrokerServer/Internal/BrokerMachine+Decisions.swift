@@ -11,7 +11,7 @@ extension BrokerMachine {
     // optional (`present` says whether the key has an entry): reading a field of an optional
     // entry copies all of it.
     var (working, present, seeded, revision) = Self.inPlace(&states[slot]) {
-      ($0.entry ?? .empty, $0.entry != nil, $0.seeded, $0.revision)
+      ($0.entry ?? .empty, $0.hasEntry, $0.seeded, $0.revision)
     }
     var log: [BrokerLog.Record] = []
     // Who made the version a cluster's record names (the log's records say it themselves).
@@ -244,7 +244,8 @@ extension BrokerMachine {
   /// Whether clients' copies may still replace the key: no write was applied to it in this run
   /// (a key this run loaded, took from a copy, or does not have).
   static func awaitsCopies(_ entry: BrokerEntry?, _ seeded: SeedOrigin?, instance: String) -> Bool {
-    entry == nil || copyToBeat(entry, seeded, instance: instance) != nil
+    guard case .some = entry else { return true }
+    return copyToBeat(entry, seeded, instance: instance) != nil
   }
 
   /// What a copy of a key that may still take copies must be newer than: the newest copy this

@@ -17,9 +17,15 @@ extension BrokerMachine {
     /// The newest record the watch brought while `flight` was out.
     var watched: StoredRecord?
 
+    /// Whether the key has an entry. `entry != nil` would compare the entries as `Equatable`
+    /// values, a copy of the entry and a call of `==` each time.
+    var hasEntry: Bool {
+      if case .some = entry { true } else { false }
+    }
+
     mutating func apply(_ changes: [Change], instance: String) {
       guard !changes.isEmpty else { return }
-      if entry == nil { entry = .empty }
+      if !hasEntry { entry = .empty }
       for change in changes {
         BrokerMachine.apply(change, to: &entry!, seeded: &seeded, instance: instance)
       }
@@ -140,10 +146,10 @@ extension BrokerMachine {
       }
       // The entry passed where it is: unwrapping it into a variable would copy it.
       let verdict =
-        state.entry != nil
+        state.hasEntry
         ? judged(on: state.entry!, present: true) : judged(on: .empty, present: false)
       guard case .apply(let applied) = verdict else { return (state.key, verdict, false) }
-      let added = state.entry == nil
+      let added = !state.hasEntry
       if added { state.entry = .empty }
       state.entry!.apply(applied, value: value, instance: instance)
       state.seeded = nil
@@ -259,7 +265,7 @@ extension BrokerMachine {
   ) {
     let (backend, instance) = (backend, instance)
     let added = Self.inPlace(&states[slot]) { state in
-      let had = state.entry != nil
+      let had = state.hasEntry
       switch backend {
       case .log, .memory:
         // In place: the entry's per-client map is not copied on every write.
@@ -272,7 +278,7 @@ extension BrokerMachine {
         state.revision = revision
       }
       state.flight = nil
-      return !had && state.entry != nil
+      return !had && state.hasEntry
     }
     if added { statistics.keys += 1 }
     release(&batch, into: &actions)
@@ -355,7 +361,7 @@ extension BrokerMachine {
   ) {
     guard let stored else {
       // Deleted from the store by hand: the key starts over.
-      guard deleted, states[slot].entry != nil else { return }
+      guard deleted, states[slot].hasEntry else { return }
       states[slot].entry = nil
       states[slot].seeded = nil
       states[slot].revision = 0
@@ -370,7 +376,7 @@ extension BrokerMachine {
         state.seeded = stored.record.adoptedFrom
         state.revision = stored.revision
       }
-      return (state.entry != nil, state.entry?.version ?? 0)
+      return (state.hasEntry, state.entry?.version ?? 0)
     }
     guard let (had, previous) = before else { return }
     if !had { statistics.keys += 1 }
