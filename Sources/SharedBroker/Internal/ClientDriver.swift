@@ -21,7 +21,7 @@ final class ClientDriver {
 
   init(machine: ClientMachine, storage: ClientStorage) {
     self.storage = storage
-    state = State(machine: machine, published: (machine.brokers, machine.isHeldBack))
+    state = State(machine: machine, published: (machine.brokersRevision, machine.isHeldBack))
   }
 
   /// The machine, copied (for a look at its identity or brokers, not per event).
@@ -116,12 +116,14 @@ final class ClientDriver {
       }
     }
     tellObservers(&state)
-    let (brokers, isHeldBack) = (state.machine.brokers, state.machine.isHeldBack)
-    if progressed || state.published.isHeldBack != isHeldBack || state.published.brokers != brokers
+    let (revision, isHeldBack) = (state.machine.brokersRevision, state.machine.isHeldBack)
+    if progressed || state.published.isHeldBack != isHeldBack
+      || state.published.brokersRevision != revision
     {
-      state.published = (brokers, isHeldBack)
+      state.published = (revision, isHeldBack)
       storage.publish(
-        synced: state.machine.syncedKeys(), brokers: brokers, isHeldBack: isHeldBack)
+        synced: state.machine.syncedKeys(), brokers: state.machine.brokers,
+        isHeldBack: isHeldBack)
       if progressed { storage.progress.signal() }
     }
   }
@@ -212,8 +214,8 @@ private struct State {
   var queue: [ClientAction] = []
   /// The keys whose observers to tell once the actions are carried out (emptied likewise).
   var notify: [Int] = []
-  /// What was last published for waiters.
-  var published: (brokers: BrokerList, isHeldBack: Bool)
+  /// What was last published for waiters (the brokers by their revision).
+  var published: (brokersRevision: Int, isHeldBack: Bool)
 }
 
 /// What the ``ClientDriver`` needs of the sockets: the I/O thread's ``ClientLoop``, or the

@@ -43,7 +43,12 @@ struct ClientMachine {
   private let maxWritesInFlight: Int
 
   /// The brokers to move among, and the one the DEALER connects to.
-  private(set) var brokers: BrokerList
+  private(set) var brokers: BrokerList {
+    didSet { brokersRevision &+= 1 }
+  }
+  /// Counts the changes to `brokers`, so that the driver, which republishes the list when it
+  /// changes, compares a number after each event instead of copying and comparing the list.
+  private(set) var brokersRevision = 0
   /// The publisher the SUB connects to, as the last `WELCOME` named it.
   private(set) var publisher: String?
   /// The DEALER's handshakes, which tell a refused or mismatched key from a broker away.
