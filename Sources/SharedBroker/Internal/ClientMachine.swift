@@ -410,7 +410,7 @@ struct ClientMachine {
     for index in keys.indices where keys[index].hasUnconfirmedWrites {
       // Taken now so that another key's write gets another id; an encoding that no longer
       // applies leaves a gap, which the broker does not mind (ids only need to grow).
-      if handle(index, .flush(id: nextWriteID, at: now), &actions).encode != nil {
+      if handle(index, .flush(id: nextWriteID, at: now), &actions).encodes {
         nextWriteID += 1
       }
     }

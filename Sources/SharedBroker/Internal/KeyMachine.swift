@@ -326,7 +326,7 @@ struct KeyMachine {
     case .encoded(let request, let result, let now, let maxValueSize):
       (output.send, output.usedID) = encoded(
         request, result, at: now, maxValueSize: maxValueSize)
-      output.progressed = output.send != nil || output.usedID
+      output.progressed = output.sends || output.usedID
     }
     output.deadline = deadline
     output.refused = refusedNow
@@ -707,6 +707,17 @@ struct KeyOutput {
   /// The sequences of the mutations the broker refused (`forbidden`): the key's slot drops
   /// them as refused, and the rebase leaves them out.
   var refused: ClosedRange<UInt64>?
+
+  /// Whether there is a message for the broker. `send != nil` would pick `Optional`'s `!=` for
+  /// `Equatable` values: a copy of the message, and a comparison.
+  var sends: Bool {
+    if case .some = send { true } else { false }
+  }
+
+  /// Whether there is a value to encode (see ``sends``).
+  var encodes: Bool {
+    if case .some = encode { true } else { false }
+  }
 }
 
 /// Where a key stands with the broker, per connection, with what only that phase needs.
