@@ -68,7 +68,9 @@ enum BrokerBenchmarks {
     for (readers, pace) in [(1, Runs.pace), (8, Runs.pace), (8, Runs.lightPace)]
     where wanted("latency") {
       // Alternated within each run, so the machine's drift touches every path alike.
-      let modes: [Runs.Mode] = [.rawProcess, .rawSubscribed, .rawCodable, .raw, .mirror]
+      let modes: [Runs.Mode] = [
+        .rawProcess, .rawSubscribed, .rawCodable, .rawIOThread, .raw, .mirror,
+      ]
       var results: [Runs.Mode: [(latencies: [[Double]], run: Runs.PathRun)]] = [:]
       for _ in 0..<runs {
         for mode in modes {

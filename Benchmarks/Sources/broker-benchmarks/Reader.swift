@@ -59,7 +59,7 @@ enum Reader {
       try subscriber.set(.receiveTimeout, 10_000)
       try subscriber.connect(endpoint)
       var announced = false
-      let decoder = mode == Runs.Mode.rawCodable.rawValue ? JSONDecoder() : nil
+      let decoder = Runs.Mode(rawValue: mode)?.isCodable == true ? JSONDecoder() : nil
       while let frames = try subscriber.receive() {
         let count =
           try decoder.map { try $0.decode(Stats.self, from: frames[2]).count }

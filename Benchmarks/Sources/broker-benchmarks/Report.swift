@@ -66,6 +66,7 @@ struct Report {
       case .rawProcess: "raw libzmq, forwarder process answering each message"
       case .rawSubscribed: "the same, its writer also subscribed to what it writes"
       case .rawCodable: "the same, its value through Codable (`JSONEncoder`, `JSONDecoder`)"
+      case .rawIOThread: "the same, the writer's sockets on an I/O thread that takes each answer as it comes"
       }
     }
 
@@ -76,6 +77,7 @@ struct Report {
       case .rawProcess: "raw process"
       case .rawSubscribed: "raw process, writer subscribed"
       case .rawCodable: "raw process, subscribed, Codable"
+      case .rawIOThread: "raw process, subscribed, Codable, I/O thread"
       }
     }
 

@@ -26,13 +26,19 @@ struct Runs {
   /// a `.broker` writer is (its own update comes back to it too, and the forwarder publishes to
   /// one subscriber more), the same again with the value going through Codable (the writer
   /// encodes it with `JSONEncoder`, each reader decodes it with `JSONDecoder`, as an app on raw
-  /// sockets would), or in the writer's process without answers (one process hop and one message
+  /// sockets would), the same again with the writer's sockets on an I/O thread that takes each
+  /// answer as it comes (as an app that hears updates between its writes must, and as a `.broker`
+  /// writer does), or in the writer's process without answers (one process hop and one message
   /// fewer than ours).
   enum Mode: String {
     case mirror, raw
     case rawProcess = "raw-process"
     case rawSubscribed = "raw-subscribed"
     case rawCodable = "raw-codable"
+    case rawIOThread = "raw-io-thread"
+
+    /// Whether the path's value goes through Codable.
+    var isCodable: Bool { self == .rawCodable || self == .rawIOThread }
   }
 
   /// What one pass over a path gave: every reader's samples, and the CPU time (µs) each part
@@ -114,14 +120,47 @@ struct Runs {
       return try await rawPath(
         router: forwarder.router, publisher: forwarder.publisher,
         forwarderPID: forwarder.child.process.processIdentifier, acknowledged: true,
-        subscribed: mode != .rawProcess, codable: mode == .rawCodable, readers: readers,
+        subscribed: mode != .rawProcess, codable: mode.isCodable, readers: readers,
         target: target, write: write)
+    case .rawIOThread:
+      let forwarder = try RawForwarder.Process(selfPath: selfPath, acknowledges: true)
+      defer { forwarder.stop() }
+      return try await rawIOThreadPath(
+        forwarder, readers: readers, target: target, write: write)
     }
   }
 
-  /// A raw DEALER writing to a forwarder (taking in its answers as they come, when it gives
-  /// them, as a client takes its ACKs; `subscribed`, its own messages coming back to its SUB
-  /// the same way), and raw SUB readers; `codable`, the value encoded and decoded through
+  /// The raw path with Codable whose writer's sockets are on an I/O thread
+  /// (``RawIOThreadWriter``).
+  private func rawIOThreadPath(
+    _ forwarder: RawForwarder.Process, readers: Int, target: Int,
+    write: (_ send: (Int) throws -> Void) async throws -> Void
+  ) async throws -> PathRun {
+    let children = try startReaders(.rawIOThread, readers, at: forwarder.publisher, target: target)
+    let writer = try RawIOThreadWriter(endpoint: forwarder.router, publisher: forwarder.publisher)
+    defer { writer.close() }
+    // Warm-up messages (count 0) until every subscription is active, the writer's too.
+    while writer.publishedMessages == 0 || !children.allSatisfy({ $0.output.contains("ready") }) {
+      writer.send(count: 0, payload: Self.payload(0))
+      usleep(5_000)
+    }
+    let forwarderPID = forwarder.child.process.processIdentifier
+    let cpuBefore = (writer: cpuMicroseconds(), forwarder: cpuMicroseconds(pid: forwarderPID))
+    let encoder = JSONEncoder()
+    try await write { count in
+      let stats = Reader.Stats(count: count, maxCount: count, minCount: 0, numberOfCounts: count)
+      writer.send(count: count, payload: try encoder.encode(stats))
+    }
+    try writer.finish(through: target)
+    let outputs = children.map { $0.finish() }
+    return PathRun(
+      readerOutputs: outputs, writerCPU: cpuMicroseconds() - cpuBefore.writer,
+      brokerCPU: cpuMicroseconds(pid: forwarderPID) - cpuBefore.forwarder, published: target)
+  }
+
+  /// A raw DEALER writing to a forwarder (taking in, after each send, the answers waiting, when
+  /// it gives them, as a client takes its ACKs; `subscribed`, its own messages coming back to its
+  /// SUB the same way), and raw SUB readers; `codable`, the value encoded and decoded through
   /// Codable on each side.
   private func rawPath(
     router: String, publisher: String, forwarderPID: Int32?, acknowledged: Bool,
@@ -269,7 +308,7 @@ struct Runs {
       }
       while acknowledged[writes] == 0, let frames = try writer.receive() { try record(frames) }
       outputs = children.map { $0.finish() }
-    case .rawProcess, .rawSubscribed, .rawCodable:
+    case .rawProcess, .rawSubscribed, .rawCodable, .rawIOThread:
       throw BenchmarkError("the staleness runs compare with the in-process forwarder only")
     case .raw:
       let forwarder = try RawForwarder(acknowledges: true)
