@@ -9,7 +9,7 @@ import ZeroMQ
 /// The client's machine event by event: each step feeds one event at one time and expects the
 /// actions, in order. No threads, sockets or storage.
 @Suite struct ClientMachineTests {
-  let t0 = ContinuousClock.now
+  let t0 = Moment.now
   let heartbeat = Duration.milliseconds(500)
   let hello = ClientAction.send(.hello(client: "me"))
   let welcome = ClientEvent.reply(
@@ -519,14 +519,14 @@ import ZeroMQ
 
 /// The machine's actions for one event as a list of their own, as the tests read them.
 extension ClientMachine {
-  mutating func handle(_ event: ClientEvent, at now: ContinuousClock.Instant) -> [ClientAction] {
+  mutating func handle(_ event: ClientEvent, at now: Moment) -> [ClientAction] {
     var list: [ClientAction] = []
     handle(event, at: now, into: &list)
     return list
   }
 
   mutating func encoded(
-    _ request: KeyMachine.Encode, _ data: Result<Data, any Error>, at now: ContinuousClock.Instant
+    _ request: KeyMachine.Encode, _ data: Result<Data, any Error>, at now: Moment
   ) -> [ClientAction] {
     var list: [ClientAction] = []
     encoded(request, data, at: now, into: &list)

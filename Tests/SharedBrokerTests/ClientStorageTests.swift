@@ -19,7 +19,7 @@ import Testing
   let storage: ClientStorage
   let driver: ClientDriver
   let transport = Transport()
-  let start = ContinuousClock.now
+  let start = Moment.now
 
   /// How often the storage woke the I/O thread.
   final class WakeCount: Sendable {

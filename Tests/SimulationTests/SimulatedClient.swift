@@ -78,7 +78,7 @@ final class SimulatedClient {
 
   init(
     index: Int, id: String, keys: [String], heartbeat: Duration, maxWritesInFlight: Int,
-    brokers: BrokerList, now: ContinuousClock.Instant
+    brokers: BrokerList, now: Moment
   ) {
     self.index = index
     self.id = id

@@ -522,7 +522,7 @@ final class Simulation {
     let client = SimulatedClient(
       index: index, id: id, keys: keys, heartbeat: heartbeat,
       maxWritesInFlight: Self.maxWritesInFlight, brokers: BrokerList(given: given),
-      now: base + now
+      now: Moment(base) + now
     )
     clients.append(client)
     // Its key is on the brokers' allow-lists from the start, as an operator lists it first.
@@ -543,8 +543,8 @@ final class Simulation {
     if random.chance(0.5) { schedule(at: random.duration(now, activeFor), .impostor(client: index)) }
   }
 
-  private func instant(_ client: SimulatedClient) -> ContinuousClock.Instant {
-    base + now + client.clockOffset
+  private func instant(_ client: SimulatedClient) -> Moment {
+    Moment(base) + now + client.clockOffset
   }
 
   /// One turn of the client's loop after what woke it: timers, writes, sends, the next wake.
@@ -553,7 +553,7 @@ final class Simulation {
       client.turnsNow += 1
       if client.turnsNow > 500 {
         let due = client.machine.keys.map {
-          "\(String(describing: $0.deadline.map { instant(client).duration(to: $0) }))"
+          "\(String(describing: $0.deadline.map { $0 - instant(client) }))"
         }
         throw failure("\(client.id)'s loop spins at one instant (keys due in \(due)): \(state())")
       }
@@ -572,7 +572,7 @@ final class Simulation {
     let due = client.machine.deadline(now: at)
     client.wakeGeneration += 1
     schedule(
-      after: at.duration(to: due), .wake(client: client.index, generation: client.wakeGeneration))
+      after: due - at, .wake(client: client.index, generation: client.wakeGeneration))
     for key in client.machine.keys where key.writesInFlight > Self.maxWritesInFlight {
       throw failure("\(client.id) has \(key.writesInFlight) writes in flight")
     }

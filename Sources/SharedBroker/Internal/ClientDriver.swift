@@ -28,7 +28,7 @@ final class ClientDriver {
   var machine: ClientMachine { state.machine }
 
   /// When the machine next wants a turn.
-  func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+  func deadline(now: Moment) -> Moment {
     withState { $0.machine.deadline(now: now) }
   }
 
@@ -41,7 +41,7 @@ final class ClientDriver {
   /// Feeds an event to the machine and carries out what it asks for, with `transport` for what
   /// reaches the sockets. A turn first takes the mail the user's threads posted.
   func handle(
-    _ event: ClientEvent, at now: ContinuousClock.Instant, via transport: some ClientTransport
+    _ event: ClientEvent, at now: Moment, via transport: some ClientTransport
   ) {
     withState { state in
       if case .turn = event {
@@ -59,7 +59,7 @@ final class ClientDriver {
 
   /// Carries out the actions in `state.queue`, and those they lead to, then empties it.
   private func perform(
-    _ state: inout State, at now: ContinuousClock.Instant, via transport: some ClientTransport
+    _ state: inout State, at now: Moment, via transport: some ClientTransport
   ) {
     defer {
       state.queue.removeAll(keepingCapacity: true)

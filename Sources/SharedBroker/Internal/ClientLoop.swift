@@ -91,7 +91,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
         let subscriberWaiting = subscriberTouched && subscriber.hasInput
         let monitorWaiting = monitorTouched && monitor.socket.hasInput
         (dealerTouched, subscriberTouched, monitorTouched) = (false, false, false)
-        let start = ContinuousClock.now
+        let start = Moment.now
         let timeout =
           dealerWaiting || subscriberWaiting || monitorWaiting
           ? .zero : driver.deadline(now: start) - start
@@ -103,7 +103,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
         if ready.contains(monitorIndex) || monitorWaiting { drainEvents(monitor) }
         if ready.contains(dealerIndex) || dealerWaiting { drainReplies() }
         if ready.contains(subscriberIndex) || subscriberWaiting { drainPublished() }
-        driver.handle(.turn, at: .now, via: self)
+        driver.handle(.turn, at: Moment.now, via: self)
       }
     } catch let error as ZMQError where error.isContextTerminated {
       return
@@ -124,7 +124,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   private func drainEvents(_ monitor: SocketMonitor) {
     defer { monitorTouched = false }
     while let event = try? monitor.receive() {
-      driver.handle(.dealer(event), at: .now, via: self)
+      driver.handle(.dealer(event), at: Moment.now, via: self)
     }
   }
 
@@ -146,7 +146,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
           logger.warning("Ignored a malformed reply", metadata: ["reason": "\(error)"])
           continue
         }
-        driver.handle(.reply(reply), at: .now, via: self)
+        driver.handle(.reply(reply), at: Moment.now, via: self)
       }
     }
   }
@@ -202,7 +202,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
       }
     }
     guard !published.isEmpty else { return }
-    driver.handle(.published(published), at: .now, via: self)
+    driver.handle(.published(published), at: Moment.now, via: self)
     published.removeAll(keepingCapacity: true)
   }
 

@@ -63,20 +63,20 @@ struct ClientMachine {
   /// its transport limit the broker's libzmq would drop the connection without a reply, and the
   /// write would wait for an answer that never comes.
   private var maxValueSize: UInt64?
-  private var lastHeard: ContinuousClock.Instant
-  private var lastPing: ContinuousClock.Instant
+  private var lastHeard: Moment
+  private var lastPing: Moment
   /// While not connected, HELLO is retried quickly at first, then at the retry interval.
   private var helloBackoff = ClientMachine.firstRetry
   /// When the connection was lost, or the client last asked to move to another broker: after as
   /// long again without a `WELCOME`, it asks to move on.
-  private var lastMove: ContinuousClock.Instant
+  private var lastMove: Moment
   private var nextWriteID: UInt64 = 1
   /// Keys the last PONG said the broker holds at another version, checked at the next tick,
   /// once the updates read meanwhile are applied.
   private var behind: [KeyVersion] = []
   /// When each key next wants a tick, as its last event said: the loop asks on every turn, and
   /// a key's deadline changes only with its events.
-  private var deadlines: [ContinuousClock.Instant?] = []
+  private var deadlines: [Moment?] = []
   /// The broker answered `seeding` (it collects its clients' copies for a while after it
   /// starts, holding back writes, and reads of keys it has no value for) and has answered no
   /// read or write of this client's since.
@@ -100,7 +100,7 @@ struct ClientMachine {
 
   init(
     id: String, brokers: BrokerList, usesCurve: Bool = false, heartbeat: Duration,
-    missedHeartbeats: Int, maxWritesInFlight: Int, now: ContinuousClock.Instant
+    missedHeartbeats: Int, maxWritesInFlight: Int, now: Moment
   ) {
     self.id = id
     idFrame = Frames.text(id)
@@ -140,7 +140,7 @@ struct ClientMachine {
   private var pingInterval: Duration { isConnected ? heartbeat : min(helloBackoff, retryInterval) }
 
   /// When the next ``ClientEvent/turn`` is due.
-  func deadline(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+  func deadline(now: Moment) -> Moment {
     var deadline = lastPing + pingInterval
     if case .connected = connection {
       for case let due? in deadlines { deadline = min(deadline, due) }
@@ -157,7 +157,7 @@ struct ClientMachine {
   /// re-declared with another value type: a new `epoch`).
   private mutating func add(
     key: String, index: Int, epoch: UInt64, initialValue: KeyValue,
-    at now: ContinuousClock.Instant, _ actions: inout Actions
+    at now: Moment, _ actions: inout Actions
   ) {
     let machine = KeyMachine(
       key: key, index: index, epoch: epoch, clientID: id, initialValue: initialValue,
@@ -227,7 +227,7 @@ struct ClientMachine {
 
   /// Feeds an event of the I/O thread; appends what to do, in order, to `list`.
   mutating func handle(
-    _ event: ClientEvent, at now: ContinuousClock.Instant, into list: inout [ClientAction]
+    _ event: ClientEvent, at now: Moment, into list: inout [ClientAction]
   ) {
     Actions.appending(to: &list) { actions in
       switch event {
@@ -256,7 +256,7 @@ struct ClientMachine {
 
   /// An event of the DEALER's connection, as its socket monitor tells it.
   private mutating func dealer(
-    _ event: SocketMonitor.Event, at now: ContinuousClock.Instant, _ actions: inout Actions
+    _ event: SocketMonitor.Event, at now: Moment, _ actions: inout Actions
   ) {
     // After a move, the old broker's connection closing is no news.
     if event.kind == .disconnected, brokers.hasOthers, event.endpoint != brokers.current { return }
@@ -310,7 +310,7 @@ struct ClientMachine {
   /// to nothing until that broker's `WELCOME` names its publisher. Nothing is taken for the
   /// old broker, answers to what was asked there never come, and the handshake starts over at
   /// once.
-  private mutating func move(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+  private mutating func move(at now: Moment, _ actions: inout Actions) {
     let old = brokers.current
     guard brokers.moveToNext() else { return }
     actions.append(.connectDealer(to: brokers.current, from: old))
@@ -330,7 +330,7 @@ struct ClientMachine {
   /// still applies, appended to `list`.
   mutating func encoded(
     _ request: KeyMachine.Encode, _ data: Result<Data, any Error>,
-    at now: ContinuousClock.Instant, into list: inout [ClientAction]
+    at now: Moment, into list: inout [ClientAction]
   ) {
     let output = Actions.appending(to: &list) { actions in
       handle(request.key, .encoded(request, data, at: now, maxValueSize: maxValueSize), &actions)
@@ -340,7 +340,7 @@ struct ClientMachine {
 
   /// Takes what the user's threads did, in the order they did it.
   private mutating func take(
-    _ mail: [ClientMail], at now: ContinuousClock.Instant, _ actions: inout Actions
+    _ mail: [ClientMail], at now: Moment, _ actions: inout Actions
   ) {
     var added = false
     for item in mail {
@@ -361,7 +361,7 @@ struct ClientMachine {
   }
 
   /// Runs heartbeats, timers and the writes that may go out.
-  private mutating func turn(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+  private mutating func turn(at now: Moment, _ actions: inout Actions) {
     tick(at: now, &actions)
     for index in keys.indices where keys[index].needsRebase {
       actions.append(.rebase(index))
@@ -370,7 +370,7 @@ struct ClientMachine {
   }
 
   /// Heartbeats, retries, and the keys' own timers.
-  private mutating func tick(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+  private mutating func tick(at now: Moment, _ actions: inout Actions) {
     if !behind.isEmpty, let instance = brokerInstance {
       for held in behind {
         guard let index = indices[held.key] else { continue }
@@ -405,7 +405,7 @@ struct ClientMachine {
   }
 
   /// Asks for the encoding of the writes that may go out.
-  private mutating func flush(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+  private mutating func flush(at now: Moment, _ actions: inout Actions) {
     guard isConnected else { return }
     for index in keys.indices where keys[index].hasUnconfirmedWrites {
       // Taken now so that another key's write gets another id; an encoding that no longer
@@ -424,7 +424,7 @@ struct ClientMachine {
 
   /// A reply on the DEALER.
   private mutating func receive(
-    reply: BrokerMessage, at now: ContinuousClock.Instant, _ actions: inout Actions
+    reply: BrokerMessage, at now: Moment, _ actions: inout Actions
   ) {
     lastHeard = now
     if keyRefused, !Self.isError(reply) {
@@ -498,7 +498,7 @@ struct ClientMachine {
   /// A message from the PUB socket. Updates only record their bytes: the rebase that decodes
   /// them is asked for once per batch.
   private mutating func receive(
-    published message: BrokerMessage, at now: ContinuousClock.Instant, _ actions: inout Actions
+    published message: BrokerMessage, at now: Moment, _ actions: inout Actions
   ) {
     switch message {
     case .update(let key, _, _, _, _), .synced(let key, _):
@@ -511,7 +511,7 @@ struct ClientMachine {
   }
 
   private mutating func route(
-    _ message: BrokerMessage, to key: String, at now: ContinuousClock.Instant,
+    _ message: BrokerMessage, to key: String, at now: Moment,
     _ actions: inout Actions
   ) {
     guard let index = indices[key] else { return }
@@ -549,7 +549,7 @@ struct ClientMachine {
 
   /// The broker is lost: every key waits, with its mutations pending, and the client moves to
   /// the next broker, if it has several.
-  private mutating func lose(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+  private mutating func lose(at now: Moment, _ actions: inout Actions) {
     connection = .handshaking(instance: brokerInstance)
     isHeldBack = false
     for index in keys.indices { handle(index, .disconnected, &actions) }
@@ -565,7 +565,7 @@ struct ClientMachine {
   }
 
   /// Starts the handshake over, as after a lost connection.
-  private mutating func helloAgain(at now: ContinuousClock.Instant, _ actions: inout Actions) {
+  private mutating func helloAgain(at now: Moment, _ actions: inout Actions) {
     connection = .handshaking(instance: brokerInstance)
     isHeldBack = false
     helloBackoff = Self.firstRetry

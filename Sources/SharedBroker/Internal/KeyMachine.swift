@@ -181,7 +181,7 @@ struct KeyMachine {
   }
 
   /// Holds the writes back for the retry interval, if the key is synced.
-  private mutating func retryWrites(after now: ContinuousClock.Instant) {
+  private mutating func retryWrites(after now: Moment) {
     let retry = now + retryInterval
     whileSynced { $0.retryAfter = retry }
   }
@@ -194,7 +194,7 @@ struct KeyMachine {
   }
 
   /// When the key next wants a ``KeyEvent/tick(at:instance:)``, if it waits for one.
-  var deadline: ContinuousClock.Instant? {
+  var deadline: Moment? {
     switch phase {
     case .probing(let next, _):
       return next
@@ -339,7 +339,7 @@ struct KeyMachine {
   // MARK: - Messages
 
   private mutating func receive(
-    _ message: BrokerMessage, at now: ContinuousClock.Instant, instance: String?
+    _ message: BrokerMessage, at now: Moment, instance: String?
   ) -> KeyOutput {
     var output = KeyOutput()
     switch message {
@@ -426,7 +426,7 @@ struct KeyMachine {
   /// An update from the PUB socket; returns the question to ask when versions were skipped, and
   /// whether anything a waiter looks at changed.
   private mutating func update(
-    version: UInt64, writer: String, write: UInt64, value: Data, at now: ContinuousClock.Instant,
+    version: UInt64, writer: String, write: UInt64, value: Data, at now: Moment,
     instance: String?
   ) -> (ask: BrokerMessage?, progressed: Bool) {
     // Taken only from the run whose snapshot this client holds (an update of another run may
@@ -486,7 +486,7 @@ struct KeyMachine {
 
   /// Asks for the key's state: with `GET`, or, to a broker run other than the one that
   /// confirmed this client's copy (which may have lost it), by offering that copy (`SEED`).
-  private mutating func askForState(at now: ContinuousClock.Instant, instance: String)
+  private mutating func askForState(at now: Moment, instance: String)
     -> BrokerMessage
   {
     phase = .snapshotting(sent: now)
@@ -507,7 +507,7 @@ struct KeyMachine {
   // MARK: - Writes
 
   /// If a write may go out, asks for the local value's encoding, as the write `id`.
-  private mutating func flush(id: UInt64, at now: ContinuousClock.Instant) -> Encode? {
+  private mutating func flush(id: UInt64, at now: Moment) -> Encode? {
     guard case .synced(var state) = phase, sent.count < state.window ?? maxWindow,
       hasUnconfirmedWrites, nextSequence - 1 > sent.last?.coversThrough ?? confirmedThrough
     else { return nil }
@@ -531,7 +531,7 @@ struct KeyMachine {
   /// event: the write to send, if any; the id is used unless the answer is `nil` and the key
   /// lost its sync meanwhile.
   private mutating func encoded(
-    _ request: Encode, _ result: Result<Data, any Error>, at now: ContinuousClock.Instant,
+    _ request: Encode, _ result: Result<Data, any Error>, at now: Moment,
     maxValueSize: UInt64?
   ) -> (send: BrokerMessage?, usedID: Bool) {
     guard isSyncedPhase else { return (nil, false) }
@@ -661,30 +661,30 @@ struct KeyMachine {
 /// What happens to a key, as its ``KeyMachine`` hears of it.
 enum KeyEvent {
   /// A connection to the broker is up (again): start over with `SYNC`.
-  case connected(at: ContinuousClock.Instant)
+  case connected(at: Moment)
   /// The connection is down, or answers as another broker run: wait for the next handshake.
   case disconnected
   /// The DEALER's connection was lost: nothing asked on it will be answered.
   case connectionLost
   /// Time passed.
-  case tick(at: ContinuousClock.Instant, instance: String)
+  case tick(at: Moment, instance: String)
   /// A reply or a published message about this key, from the broker run `instance` (`nil`
   /// while the loop does not know which run it talks to).
-  case received(BrokerMessage, at: ContinuousClock.Instant, instance: String?)
+  case received(BrokerMessage, at: Moment, instance: String?)
   /// The broker holds the key at `version` (a `PONG`), which may show updates were dropped.
-  case brokerHolds(version: UInt64, at: ContinuousClock.Instant, instance: String)
+  case brokerHolds(version: UInt64, at: Moment, instance: String)
   /// Someone asked for a fresh snapshot: not in sync until it comes, and asked for at once
   /// while connected to the broker run `instance`.
-  case reload(at: ContinuousClock.Instant, instance: String?)
+  case reload(at: Moment, instance: String?)
   /// The user's mutation `sequence` made `value` the key's local value, as its slot shows it.
   case mutated(sequence: UInt64, value: KeyValue)
   /// A rebase's result, which the key's slot shows already (``KeyMachine/rebaseDue()``).
   case rebased(KeyMachine.Rebased)
   /// Writes may go out, the first as the write `id`: the output asks for an encoding.
-  case flush(id: UInt64, at: ContinuousClock.Instant)
+  case flush(id: UInt64, at: Moment)
   /// The encoding the last flush asked for, made before any other event.
   case encoded(
-    KeyMachine.Encode, Result<Data, any Error>, at: ContinuousClock.Instant,
+    KeyMachine.Encode, Result<Data, any Error>, at: Moment,
     maxValueSize: UInt64?)
 }
 
@@ -699,7 +699,7 @@ struct KeyOutput {
   /// Waiters (for a confirmation, for the sync) may want to look again.
   var progressed = false
   /// When the key next wants a tick, if it waits for one (only events change it).
-  var deadline: ContinuousClock.Instant?
+  var deadline: Moment?
   /// The local value's errors changed: the observers must be told.
   var changed = false
   /// The local value is stale: a rebase is due.
@@ -725,9 +725,9 @@ enum KeyPhase: Equatable {
   /// Not connected: nothing is sent.
   case idle
   /// `SYNC` goes out at `next`, then at a doubling interval up to the retry interval.
-  case probing(next: ContinuousClock.Instant, backoff: Duration)
+  case probing(next: Moment, backoff: Duration)
   /// `GET` or `SEED` went out at `sent`; asked again after the retry interval.
-  case snapshotting(sent: ContinuousClock.Instant)
+  case snapshotting(sent: Moment)
   /// In sync: writes go out.
   case synced(SyncedState)
 }
@@ -737,7 +737,7 @@ struct SyncedState: Equatable {
   /// How many writes may be in flight (`nil`: the maximum).
   var window: Int?
   /// Writes wait until then: the broker refused the last ones, or would have.
-  var retryAfter: ContinuousClock.Instant?
+  var retryAfter: Moment?
   /// The last writes were refused as `forbidden`: until `retryAfter`, mutations are refused
   /// here at once; the first one after it goes to the broker, so a permission granted
   /// meanwhile takes effect.
