@@ -520,11 +520,11 @@ struct ClientMachine {
 
   /// Feeds the key at `index` and keeps what it asks for.
   @discardableResult
-  private mutating func handle(_ index: Int, _ event: KeyEvent, _ actions: inout Actions)
-    -> KeyOutput
-  {
+  private mutating func handle(
+    _ index: Int, _ event: consuming KeyEvent, _ actions: inout Actions
+  ) -> KeyOutput {
     let confirmed = keys[index].confirmedThrough
-    let output = keys[index].handle(event)
+    let output = keys[index].handle(consume event)
     deadlines[index] = output.deadline
     // Refused mutations leave the pending ones as refused, before the rest go as confirmed.
     if let refused = output.refused { actions.append(.refused(key: index, sequences: refused)) }

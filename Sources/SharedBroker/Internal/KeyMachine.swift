@@ -276,9 +276,9 @@ struct KeyMachine {
 
   // MARK: - Events
 
-  mutating func handle(_ event: KeyEvent) -> KeyOutput {
+  mutating func handle(_ event: consuming KeyEvent) -> KeyOutput {
     var output = KeyOutput()
-    switch event {
+    switch consume event {
     case .connected(let now):
       phase = .probing(next: now, backoff: ClientMachine.firstRetry)
     case .disconnected:
