@@ -7,8 +7,8 @@ import ZeroMQ
 /// them and on an eventfd. ``send(count:payload:)`` queues the encoded value and wakes that
 /// thread (once for any number of values queued before it looks), and the thread takes each
 /// answer and each update published back as it arrives, not at the next send as ``RawWriter``
-/// does. It is written the way the client's loop is: sockets polled by their descriptors, asked
-/// for input before each sleep after a send.
+/// does. It is written the way the client's loop is: sockets polled by their descriptors, and
+/// drained before each sleep after a send (a send may use up a descriptor's signal).
 final class RawIOThreadWriter: @unchecked Sendable {
   private struct Shared {
     var outgoing: [(count: Int, payload: Data)] = []
