@@ -150,104 +150,101 @@ extension BrokerMessage {
 
   /// The frames of this message.
   public var frames: [Data] {
-    var frames: [Data] = []
+    var frames = FrameBuffer()
     encode(into: &frames)
-    return frames
+    return frames.frames
   }
 
-  /// Appends the frames of this message to `frames`: a sender that reuses one list makes none
-  /// per message.
-  package func encode(into frames: inout [Data]) {
-    var out = FrameAppender(frames: frames)
-    frames = []
-    defer { frames = out.frames }
+  /// Appends the frames of this message to `frames`: a sender that reuses one buffer makes no
+  /// `Data` and no list per message.
+  package func encode(into frames: inout FrameBuffer) {
     switch self {
     case .hello(let client):
-      out.text("HELLO")
-      out.text(Self.protocolVersion)
-      out.text(client)
+      frames.append(text: "HELLO")
+      frames.append(text: Self.protocolVersion)
+      frames.append(text: client)
     case .ping(let versions):
-      out.text("PING")
-      out.pairs(versions)
+      frames.append(text: "PING")
+      frames.append(pairs: versions)
     case .sync(let client, let key):
-      out.text("SYNC")
-      out.text(client)
-      out.text(key)
+      frames.append(text: "SYNC")
+      frames.append(text: client)
+      frames.append(text: key)
     case .get(let client, let key):
-      out.text("GET")
-      out.text(client)
-      out.text(key)
+      frames.append(text: "GET")
+      frames.append(text: client)
+      frames.append(text: key)
     case .write(let client, let write, let key, let base, let value, let after):
-      out.text("WRITE")
-      out.text(client)
-      out.number(write)
-      out.text(key)
-      out.number(base)
-      out.bytes(value)
-      if let after { out.number(after) }
+      frames.append(text: "WRITE")
+      frames.append(text: client)
+      frames.append(number: write)
+      frames.append(text: key)
+      frames.append(number: base)
+      frames.append(value)
+      if let after { frames.append(number: after) }
     case .seed(let client, let key, let origin, let version, let value, let writes):
-      out.text("SEED")
-      out.text(client)
-      out.text(key)
-      out.text(origin)
-      out.number(version)
-      out.bytes(value)
-      out.writes(writes)
+      frames.append(text: "SEED")
+      frames.append(text: client)
+      frames.append(text: key)
+      frames.append(text: origin)
+      frames.append(number: version)
+      frames.append(value)
+      frames.append(writes: writes)
     case .welcome(let instance, let publisher, let maxValueSize, let brokers):
-      out.text("WELCOME")
-      out.text(Self.protocolVersion)
-      out.text(instance)
-      out.text(publisher)
+      frames.append(text: "WELCOME")
+      frames.append(text: Self.protocolVersion)
+      frames.append(text: instance)
+      frames.append(text: publisher)
       // The brokers follow the size limit, which a broker that names them always gives.
-      if let limit = maxValueSize ?? (brokers.isEmpty ? nil : UInt64.max) { out.number(limit) }
-      for broker in brokers { out.text(broker) }
+      if let limit = maxValueSize ?? (brokers.isEmpty ? nil : UInt64.max) { frames.append(number: limit) }
+      for broker in brokers { frames.append(text: broker) }
     case .pong(let instance, let behind):
-      out.text("PONG")
-      out.text(instance)
-      out.pairs(behind)
+      frames.append(text: "PONG")
+      frames.append(text: instance)
+      frames.append(pairs: behind)
     case .snapshot(let key, let version, let lastWrite, let value, let writes):
-      out.text("SNAPSHOT")
-      out.text(key)
-      out.number(version)
-      out.number(lastWrite)
-      out.bytes(value)
-      out.writes(writes)
+      frames.append(text: "SNAPSHOT")
+      frames.append(text: key)
+      frames.append(number: version)
+      frames.append(number: lastWrite)
+      frames.append(value)
+      frames.append(writes: writes)
     case .ack(let key, let write, let version):
-      out.text("ACK")
-      out.text(key)
-      out.number(write)
-      out.number(version)
+      frames.append(text: "ACK")
+      frames.append(text: key)
+      frames.append(number: write)
+      frames.append(number: version)
     case .reject(let key, let write, let version, let lastWrite, let value, let writes):
-      out.text("REJECT")
-      out.text(key)
-      out.number(write)
-      out.number(version)
-      out.number(lastWrite)
-      out.bytes(value)
-      out.writes(writes)
+      frames.append(text: "REJECT")
+      frames.append(text: key)
+      frames.append(number: write)
+      frames.append(number: version)
+      frames.append(number: lastWrite)
+      frames.append(value)
+      frames.append(writes: writes)
     case .error(let code, let message, let key, let write):
-      out.text("ERROR")
-      out.text(code.rawValue)
-      out.text(message)
+      frames.append(text: "ERROR")
+      frames.append(text: code.rawValue)
+      frames.append(text: message)
       if let key, let write {
-        out.text(key)
-        out.number(write)
+        frames.append(text: key)
+        frames.append(number: write)
       }
     case .update(let key, let version, let client, let write, let value):
-      out.topic(key)
-      out.text("UPDATE")
-      out.number(version)
-      out.text(client)
-      out.number(write)
-      out.bytes(value)
+      frames.append(topic: key)
+      frames.append(text: "UPDATE")
+      frames.append(number: version)
+      frames.append(text: client)
+      frames.append(number: write)
+      frames.append(value)
     case .synced(let key, let client):
-      out.topic(key)
-      out.text("SYNCED")
-      out.text(client)
+      frames.append(topic: key)
+      frames.append(text: "SYNCED")
+      frames.append(text: client)
     case .brokers(let brokers):
-      out.text(Self.brokersTopic)
-      out.text("BROKERS")
-      for broker in brokers { out.text(broker) }
+      frames.append(text: Self.brokersTopic)
+      frames.append(text: "BROKERS")
+      for broker in brokers { frames.append(text: broker) }
     }
   }
 

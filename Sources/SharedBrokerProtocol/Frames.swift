@@ -10,21 +10,6 @@ package enum Frames {
     return string.withUTF8 { Data($0) }
   }
 
-  /// Written digit by digit on the stack: going through `String(value)` cost a generic
-  /// description call per number, about 200 instructions, several times per message.
-  package static func number(_ value: UInt64) -> Data {
-    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-      var value = value
-      var start = 20
-      repeat {
-        start -= 1
-        digits[start] = 0x30 + UInt8(value % 10)
-        value /= 10
-      } while value > 0
-      return Data(buffer: UnsafeBufferPointer(rebasing: digits[start...]))
-    }
-  }
-
   /// ASCII, which every field but a key or a value is in practice, is valid UTF-8 as it stands,
   /// and skips the validating initializer: that one is generic, and looked up type metadata
   /// about a thousand instructions' worth on every call, three times per update.

@@ -583,7 +583,7 @@ private final class SocketTransport: BrokerTransport {
   /// commands, subscriptions among them, without its descriptor signalling them.
   var publisherTouched = false
   /// The frames of the message being sent, kept between messages with their capacity.
-  private var frames: [Data] = []
+  private var frames = FrameBuffer()
 
   init(router: Socket, publisher: Socket) {
     self.router = router
@@ -601,18 +601,19 @@ private final class SocketTransport: BrokerTransport {
   }
 
   /// Sends a message after `first` (a ROUTER's identity): the bytes sent, or `nil` if it could
-  /// not be queued. Its frames go into one list kept for every message.
+  /// not be queued. Its frames go into one buffer kept for every message.
   private func send(_ message: BrokerMessage, on socket: Socket, after first: Data? = nil) -> Int?
   {
-    var frames: [Data] = []
+    var frames = FrameBuffer()
     swap(&frames, &self.frames)
     defer {
-      frames.removeAll(keepingCapacity: true)
+      frames.removeAll()
       swap(&frames, &self.frames)
     }
     if let first { frames.append(first) }
     message.encode(into: &frames)
-    guard (try? socket.send(frames, dontWait: true)) == true else { return nil }
+    let sent = try? frames.send { try socket.send($0, more: $1, dontWait: true) }
+    guard sent == true else { return nil }
     return frames.byteCount
   }
 }

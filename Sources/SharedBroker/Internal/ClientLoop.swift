@@ -33,7 +33,7 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
   /// The message received last, and the frames of the one sent last, kept to reuse their
   /// storage.
   @exclusivity(unchecked) private var received = FrameBuffer()
-  @exclusivity(unchecked) private var outgoing: [Data] = []
+  @exclusivity(unchecked) private var outgoing = FrameBuffer()
 
   init(
     driver: ClientDriver, wakeUp: WakeUpSignal?, configuration: BrokerClient.Configuration,
@@ -229,10 +229,10 @@ final class ClientLoop: ClientTransport, @unchecked Sendable {
 
   func send(_ message: BrokerMessage) -> Bool {
     dealerTouched = true
-    outgoing.removeAll(keepingCapacity: true)
+    outgoing.removeAll()
     message.encode(into: &outgoing)
     do {
-      return try dealer.send(outgoing, dontWait: true)
+      return try outgoing.send { try dealer.send($0, more: $1, dontWait: true) }
     } catch {
       logger.debug("Could not send to the broker", metadata: ["error": "\(error)"])
       return false
