@@ -102,6 +102,41 @@ import ZeroMQ
     #expect(list == [.turn, .progressed, hello, subscribe, .connection(.connected), .progressed])
   }
 
+  /// Updates read in one batch ask for one rebase per key and one `progressed`, for keys past
+  /// the 64th too.
+  @Test func aBatchAsksOnceForEachKey() {
+    var machine = machine()
+    let keys = (0..<66).map { "k\($0)" }
+    _ = machine.handle(
+      .mail(
+        keys.enumerated().map {
+          .added(index: $0, epoch: 1, key: $1, initialValue: KeyValue(0))
+        }), at: t0)
+    _ = machine.handle(.turn, at: t0)
+    _ = machine.handle(welcome, at: t0)
+    _ = machine.handle(.turn, at: t0)
+    for key in [3, 65] {
+      _ = machine.handle(.published([.synced(key: keys[key], client: "me")]), at: t0)
+      _ = machine.handle(
+        .reply(
+          .snapshot(key: keys[key], version: 1, lastWrite: 0, value: Data("0".utf8), writes: [:])),
+        at: t0)
+      _ = machine.rebased(
+        machine.rebaseDue(key)!.result(
+          decoded: .success(KeyValue(0)), local: KeyValue(0), through: 0))
+    }
+    func update(_ key: Int, _ version: UInt64) -> BrokerMessage {
+      .update(
+        key: keys[key], version: version, client: "you", write: version,
+        value: Data("\(version)".utf8))
+    }
+    let actions = machine.handle(
+      .published([update(3, 2), update(65, 2), update(3, 3), update(65, 3)]), at: t0)
+    #expect(actions.filter { $0 == .rebase(3) }.count == 1)
+    #expect(actions.filter { $0 == .rebase(65) }.count == 1)
+    #expect(actions.filter { $0 == .progressed }.count == 1)
+  }
+
   // MARK: - The connection
 
   @Test func handshakeHeartbeatsAndSilence() {

@@ -69,9 +69,12 @@ final class ClientDriver {
     var sendFailed = false
     var next = 0
     while next < state.queue.count {
-      let action = state.queue[next]
+      // Moved out, a plain case left in its place: a copy retained the action's payload, and
+      // emptying the queue released it again.
+      var action = ClientAction.turn
+      swap(&action, &state.queue[next])
       next += 1
-      switch action {
+      switch consume action {
       case .send(let message):
         // Once per batch: the machine resyncs every key at the first.
         if !transport.send(message), !sendFailed {

@@ -693,6 +693,12 @@ private struct Actions {
   private var list: [ClientAction] = []
   /// Where this event's actions start in `list`.
   private let start: Int
+  /// The once-only actions this event appended: flags, and a bit per key for the first 64 keys.
+  /// Asking each action in the list instead copied every one of them for each action appended.
+  private var progressed = false
+  private var turn = false
+  private var notified: UInt64 = 0
+  private var rebased: UInt64 = 0
 
   /// Runs `body` with `list` taken over as one event's actions, then gives it back. Moved, not
   /// copied, so appending to it copies nothing.
@@ -709,8 +715,37 @@ private struct Actions {
     self.start = start
   }
 
-  mutating func append(_ action: ClientAction) {
-    if let once = action.once, list[start...].contains(where: { $0.once == once }) { return }
-    list.append(action)
+  mutating func append(_ action: consuming ClientAction) {
+    switch consume action {
+    case .progressed:
+      guard !progressed else { return }
+      progressed = true
+      list.append(.progressed)
+    case .turn:
+      guard !turn else { return }
+      turn = true
+      list.append(.turn)
+    case .notify(let key):
+      guard Self.mark(key, in: &notified) ?? !hasAppended(.notify(key)) else { return }
+      list.append(.notify(key))
+    case .rebase(let key):
+      guard Self.mark(key, in: &rebased) ?? !hasAppended(.rebase(key)) else { return }
+      list.append(.rebase(key))
+    case let other:
+      list.append(consume other)
+    }
+  }
+
+  /// Marks `key` in `mask`: whether it was not marked before, or `nil` for a key past its bits.
+  private static func mark(_ key: Int, in mask: inout UInt64) -> Bool? {
+    guard (0..<UInt64.bitWidth).contains(key) else { return nil }
+    let bit: UInt64 = 1 << key
+    defer { mask |= bit }
+    return mask & bit == 0
+  }
+
+  /// Whether this event appended `once` already, asked of each of its actions.
+  private func hasAppended(_ once: ClientAction.Once) -> Bool {
+    list[start...].contains { $0.once == once }
   }
 }
