@@ -39,7 +39,7 @@ def cells(text: str, first: str, what: str) -> list[str]:
 
 
 def rows(results: str) -> list[str]:
-    ours = "SharedMirror `.broker`"
+    ours = "SharedMirror `.broker`, its value `@JSONCodable`"
     forwarder = "raw libzmq, forwarder process answering each message"
     codable = "the same, its value through Codable (`JSONEncoder`, `JSONDecoder`)"
     latency = section(results, "Latency, 1 reader")
