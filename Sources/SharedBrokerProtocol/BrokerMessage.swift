@@ -196,7 +196,9 @@ extension BrokerMessage {
       frames.append(text: instance)
       frames.append(text: publisher)
       // The brokers follow the size limit, which a broker that names them always gives.
-      if let limit = maxValueSize ?? (brokers.isEmpty ? nil : UInt64.max) { frames.append(number: limit) }
+      if let limit = maxValueSize ?? (brokers.isEmpty ? nil : UInt64.max) {
+        frames.append(number: limit)
+      }
       for broker in brokers { frames.append(text: broker) }
     case .pong(let instance, let behind):
       frames.append(text: "PONG")
