@@ -7,9 +7,13 @@ import Synchronization
 
 /// A broker, a reader and a writer with a synchronous `main`, so that valgrind can run the
 /// broker or the reader (it cannot run a program with an `async` main):
-/// `callgrind-peer broker|write|read ENDPOINT COUNT`. The broker serves until COUNT writes were
-/// applied (or none came for two seconds) and says how many; the reader waits until it shows
-/// COUNT. See PROFILING.md.
+/// `callgrind-peer broker|write|read ENDPOINT WARMUP COUNT GO`. The writer makes WARMUP writes,
+/// says `warm` once they are confirmed, and makes COUNT more once the file GO exists; the
+/// reader says `warm` once it shows WARMUP. Between the two the profiled peer's counters are
+/// zeroed, so that its start-up (first uses of types and conformances, connecting) is not
+/// counted. The broker and the reader then say what they counted after GO: the writes
+/// applied (the broker stops when WARMUP + COUNT were, or none came for two seconds) and the
+/// notifications. See PROFILING.md.
 @main
 enum CallgrindPeer {
   @JSONCodable
@@ -22,12 +26,15 @@ enum CallgrindPeer {
 
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
-    guard arguments.count == 3, let target = Int(arguments[2]) else {
-      print("usage: callgrind-peer broker|write|read ENDPOINT COUNT")
+    guard arguments.count == 5, let warmup = Int(arguments[2]), let count = Int(arguments[3])
+    else {
+      print("usage: callgrind-peer broker|write|read ENDPOINT WARMUP COUNT GO")
       exit(2)
     }
+    let go = Go(path: arguments[4])
+    let target = warmup + count
     if arguments[0] == "broker" {
-      serve(arguments[1], until: target)
+      serve(arguments[1], until: target, go: go)
       return
     }
     var logger = Logger(label: "callgrind-peer")
@@ -40,46 +47,71 @@ enum CallgrindPeer {
     }
     while client.connectionState != .connected { usleep(1_000) }
     if arguments[0] == "write" {
-      for count in 1...target {
-        stats.withLock { $0.count = count }
-        usleep(5_000)
+      func write(_ counts: ClosedRange<Int>) {
+        for count in counts {
+          stats.withLock { $0.count = count }
+          usleep(5_000)
+        }
+        while client.hasUnconfirmedWrites { usleep(1_000) }
       }
-      while client.hasUnconfirmedWrites { usleep(1_000) }
+      write(1...warmup)
+      say("warm")
+      go.wait()
+      write(warmup + 1...target)
     } else {
       let seen = Mutex((last: 0, calls: 0))
       let subscription = stats.publisher.sink { @Sendable value in
         seen.withLock { $0 = (value.count, $0.calls + 1) }
       }
-      FileHandle.standardError.write(Data("ready\n".utf8))
+      say("ready")
+      while seen.withLock({ $0.last }) < warmup { usleep(1_000) }
+      say("warm")
+      go.wait()
+      let before = seen.withLock { $0.calls }
       while seen.withLock({ $0.last }) < target { usleep(1_000) }
       subscription.cancel()
-      FileHandle.standardError.write(Data("updates seen: \(seen.withLock { $0.calls })\n".utf8))
+      say("updates seen: \(seen.withLock { $0.calls } - before)")
     }
     client.close()
   }
 
-  static func serve(_ endpoint: String, until writes: Int) {
+  static func serve(_ endpoint: String, until writes: Int, go: Go) {
     var logger = Logger(label: "callgrind-peer")
     logger.logLevel = .critical
     let server = BrokerServer(configuration: BrokerConfiguration(listen: endpoint, seedWindow: .zero), logger: logger)
     do {
       try server.start()
     } catch {
-      FileHandle.standardError.write(Data("cannot start the broker: \(error)\n".utf8))
+      say("cannot start the broker: \(error)")
       exit(1)
     }
-    FileHandle.standardError.write(Data("ready\n".utf8))
-    // A writer on a busy machine may fold two taps into one write, and then COUNT writes never
-    // come: the broker also stops once writes stopped coming for two seconds.
-    var applied = 0
+    say("ready")
+    go.wait()
+    let before = server.statistics.writesApplied
+    // A writer on a busy machine may fold two taps into one write, and then all the writes
+    // never come: the broker also stops once writes stopped coming for two seconds.
+    var applied = before
     var quiet = 0
-    while applied < writes, applied == 0 || quiet < 200 {
+    while applied < writes, quiet < 200 {
       usleep(10_000)
       let now = server.statistics.writesApplied
       quiet = now == applied ? quiet + 1 : 0
       applied = now
     }
     server.stop()
-    FileHandle.standardError.write(Data("writes applied: \(applied)\n".utf8))
+    say("writes applied: \(applied - before)")
+  }
+
+  private static func say(_ line: String) {
+    FileHandle.standardError.write(Data("\(line)\n".utf8))
+  }
+
+  /// The script's signal that the profiled peer's counters were zeroed: a file it creates.
+  struct Go {
+    let path: String
+
+    func wait() {
+      while !FileManager.default.fileExists(atPath: path) { usleep(1_000) }
+    }
   }
 }
