@@ -26,7 +26,8 @@ enum CallgrindPeer {
 
   static func main() {
     let arguments = Array(CommandLine.arguments.dropFirst())
-    guard arguments.count == 5, let warmup = Int(arguments[2]), let count = Int(arguments[3])
+    guard arguments.count == 5, let warmup = Int(arguments[2]), warmup >= 0,
+      let count = Int(arguments[3]), count > 0
     else {
       print("usage: callgrind-peer broker|write|read ENDPOINT WARMUP COUNT GO")
       exit(2)
@@ -47,17 +48,17 @@ enum CallgrindPeer {
     }
     while client.connectionState != .connected { usleep(1_000) }
     if arguments[0] == "write" {
-      func write(_ counts: ClosedRange<Int>) {
+      func write(_ counts: Range<Int>) {
         for count in counts {
           stats.withLock { $0.count = count }
           usleep(5_000)
         }
         while client.hasUnconfirmedWrites { usleep(1_000) }
       }
-      write(1...warmup)
+      write(1..<warmup + 1)
       say("warm")
       go.wait()
-      write(warmup + 1...target)
+      write(warmup + 1..<target + 1)
     } else {
       let seen = Mutex((last: 0, calls: 0))
       let subscription = stats.publisher.sink { @Sendable value in
