@@ -480,8 +480,8 @@ public final class BrokerServer: Service, Sendable {
     countConnections(publisherMonitor, .publisher, &budget, core, at: elapsed())
     while !stopRequested.load(ordering: .sequentiallyConsistent) {
       do {
-        if transport.publisherTouched {
-          transport.publisherTouched = false
+        if transport.subscriptionsDue {
+          transport.subscriptionsAsked()
           grantSubscriptions(publisher, core)
         }
         let routerWaiting = transport.routerTouched && router.hasInput
@@ -491,7 +491,10 @@ public final class BrokerServer: Service, Sendable {
           takeAllowList(core, budget)
           core.takeStoreEvents()
         }
-        if ready.contains(publisherIndex) { grantSubscriptions(publisher, core) }
+        if ready.contains(publisherIndex) {
+          transport.subscriptionsAsked()
+          grantSubscriptions(publisher, core)
+        }
         if let zap, let zapIndex, ready.contains(zapIndex) { authenticate(zap, core) }
         if ready.contains(monitorIndex) {
           countConnections(monitor, .router, &budget, core, at: elapsed())
@@ -579,9 +582,25 @@ private final class SocketTransport: BrokerTransport {
   let publisher: Socket
   /// The ROUTER was used since it last said it had nothing (see the serving loop).
   var routerTouched = true
-  /// The XPUB sent since its subscriptions were last taken: a send takes in libzmq's pending
-  /// commands, subscriptions among them, without its descriptor signalling them.
-  var publisherTouched = false
+  /// Messages the XPUB sent since its subscriptions were last taken: a send takes in libzmq's
+  /// pending commands, subscriptions among them, without its descriptor signalling them.
+  private var publishesUnasked = 0
+  /// Whether one of them was a `SYNCED`: a client whose subscription it missed asks again.
+  private var syncedUnasked = false
+  /// How many publishes at most go by without asking the XPUB for the subscriptions they took
+  /// in: asking costs system calls, which at a light load would come once per write. Only a
+  /// subscriber that joins meanwhile waits: a `SYNCED` is asked about at once, and a
+  /// subscriber that missed an update asks for the key's state.
+  private static let publishesPerAsk = 8
+
+  /// Whether the serving loop should take the XPUB's subscriptions before it sleeps.
+  var subscriptionsDue: Bool { syncedUnasked || publishesUnasked >= Self.publishesPerAsk }
+
+  /// The serving loop took the XPUB's subscriptions.
+  func subscriptionsAsked() {
+    publishesUnasked = 0
+    syncedUnasked = false
+  }
   /// The frames of the message being sent, kept between messages with their capacity.
   private var frames = FrameBuffer()
 
@@ -596,7 +615,8 @@ private final class SocketTransport: BrokerTransport {
   }
 
   func publish(_ message: BrokerMessage) -> Int? {
-    publisherTouched = true
+    publishesUnasked += 1
+    if case .synced = message { syncedUnasked = true }
     return send(message, on: publisher)
   }
 
