@@ -5,6 +5,7 @@ import SharedBrokerServer
 import SharedBrokerTesting
 import Sharing
 import Testing
+import ZeroMQ
 
 @Suite(.timeLimit(.minutes(1)))
 struct MirroringTests {
@@ -43,6 +44,44 @@ struct MirroringTests {
       try await reader.waitUntilConnected()
       #expect(read.wrappedValue == 42)
       #expect(!read.isLoading)
+    }
+  }
+
+  /// A subscriber that never says `SYNC` (a client in another language may not) joins while a
+  /// key is written, so publishes may take in its subscription: it hears the key's updates.
+  @Test func aSubscriberThatJoinsWhileAKeyIsWrittenHearsItsUpdates() async throws {
+    try await withBrokerFixture { fixture in
+      let writer = fixture.makeClient()
+      let written = await inProcess(writer) { Shared(wrappedValue: 0, .broker("count")) }
+      try await writer.waitUntilConnected()
+      guard
+        case .welcome(_, let announced, _, _)? = try RawClient(fixture.endpoint, hello: nil)
+          .request(.hello(client: "listener"))
+      else {
+        Issue.record("no WELCOME")
+        return
+      }
+      let context = try Context()
+      defer { context.terminate() }
+      let subscriber = try Socket(context: context, type: .sub)
+      defer { subscriber.close() }
+      try subscriber.set(.subscribe, Array(BrokerMessage.topic(of: "count")))
+      try subscriber.connect(
+        BrokerMessage.publisherEndpoint(announced: announced, router: fixture.endpoint))
+      var heard: BrokerMessage?
+      for _ in 1...2_000 where heard == nil {
+        written.withLock { $0 += 1 }
+        try await writer.waitUntilConfirmed()
+        while heard == nil, let frames = try subscriber.receive(dontWait: true) {
+          heard = try BrokerMessage(published: frames)
+        }
+      }
+      guard case .update(let key, _, _, _, let value)? = heard else {
+        Issue.record("the subscriber heard no update in 2,000 writes")
+        return
+      }
+      #expect(key == "count")
+      #expect(Int(String(decoding: value, as: UTF8.self)) == written.wrappedValue)
     }
   }
 
