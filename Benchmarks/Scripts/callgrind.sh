@@ -105,7 +105,7 @@ helper() { # LOG ARGS...: starts a peer that is not profiled, its output in LOG
 }
 
 # The reader under callgrind.
-rm -f "$go"
+rm -f "$go" "$go".*
 helper "$out/broker-0.log" broker "$(endpoint 0)" "$warmup" "$count" "$go"
 wait_for ready "$out/broker-0.log"
 under_callgrind reader read "$(endpoint 0)" "$warmup" "$count" "$go"
@@ -117,7 +117,7 @@ stop_helpers
 report reader
 
 # The writer under callgrind.
-rm -f "$go"
+rm -f "$go" "$go".*
 helper "$out/broker-1.log" broker "$(endpoint 1)" "$warmup" "$count" "$go"
 wait_for ready "$out/broker-1.log"
 helper "$out/reader-1.log" read "$(endpoint 1)" "$warmup" "$count" "$go"
@@ -129,7 +129,7 @@ stop_helpers
 report writer
 
 # The broker under callgrind.
-rm -f "$go"
+rm -f "$go" "$go".*
 under_callgrind broker broker "$(endpoint 2)" "$warmup" "$count" "$go"
 wait_for ready "$out/broker.log"
 helper "$out/reader-2.log" read "$(endpoint 2)" "$warmup" "$count" "$go"

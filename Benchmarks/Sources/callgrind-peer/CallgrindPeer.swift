@@ -7,12 +7,13 @@ import Synchronization
 
 /// A broker, a reader and a writer with a synchronous `main`, so that valgrind can run the
 /// broker or the reader (it cannot run a program with an `async` main):
-/// `callgrind-peer broker|write|read ENDPOINT WARMUP COUNT GO`. The writer makes WARMUP writes,
-/// says `warm` once they are confirmed, and makes COUNT more once the file GO exists; the
-/// reader says `warm` once it shows WARMUP. Between the two the profiled peer's counters are
-/// zeroed, so that its start-up (first uses of types and conformances, connecting) is not
-/// counted. The broker and the reader then say what they counted after GO: the writes
-/// applied (the broker stops when WARMUP + COUNT were, or none came for two seconds) and the
+/// `callgrind-peer broker|write|read ENDPOINT WARMUP COUNT GO`. The writer makes WARMUP writes
+/// and says `warm` once they are confirmed; the reader says `warm` once it shows WARMUP. The
+/// script then zeroes the profiled peer's counters, so that its start-up (first uses of types
+/// and conformances, connecting) is not counted, and creates the file GO. The broker and the
+/// reader take note of what they counted so far, and the writer makes COUNT more writes once
+/// both did. The broker and the reader then say what they counted since: the writes applied
+/// (the broker stops when WARMUP + COUNT were, or none came for two seconds) and the
 /// notifications. See PROFILING.md.
 @main
 enum CallgrindPeer {
@@ -57,7 +58,8 @@ enum CallgrindPeer {
       }
       write(1..<warmup + 1)
       say("warm")
-      go.wait()
+      go.wait(for: "broker")
+      go.wait(for: "reader")
       write(warmup + 1..<target + 1)
     } else {
       let seen = Mutex((last: 0, calls: 0))
@@ -69,6 +71,7 @@ enum CallgrindPeer {
       say("warm")
       go.wait()
       let before = seen.withLock { $0.calls }
+      go.counting("reader")
       while seen.withLock({ $0.last }) < target { usleep(1_000) }
       subscription.cancel()
       say("updates seen: \(seen.withLock { $0.calls } - before)")
@@ -89,6 +92,7 @@ enum CallgrindPeer {
     say("ready")
     go.wait()
     let before = server.statistics.writesApplied
+    go.counting("broker")
     // A writer on a busy machine may fold two taps into one write, and then all the writes
     // never come: the broker also stops once writes stopped coming for two seconds.
     var applied = before
@@ -107,12 +111,19 @@ enum CallgrindPeer {
     FileHandle.standardError.write(Data("\(line)\n".utf8))
   }
 
-  /// The script's signal that the profiled peer's counters were zeroed: a file it creates.
+  /// The script's signal that the profiled peer's counters were zeroed, a file it creates,
+  /// and the broker's and the reader's that they took note of their counts (GO.broker,
+  /// GO.reader), which the writer waits for.
   struct Go {
     let path: String
 
-    func wait() {
+    func wait(for role: String? = nil) {
+      let path = role.map { "\(self.path).\($0)" } ?? self.path
       while !FileManager.default.fileExists(atPath: path) { usleep(1_000) }
+    }
+
+    func counting(_ role: String) {
+      FileManager.default.createFile(atPath: "\(path).\(role)", contents: nil)
     }
   }
 }
