@@ -12,7 +12,7 @@ import sys
 
 import zmq
 
-COMMANDS = [b"HELLO", b"PING", b"SYNC", b"GET", b"WRITE", b"SNAPSHOT", b"ACK", b"UPDATE", b""]
+COMMANDS = [b"HELLO", b"PING", b"SYNC", b"GET", b"WRITE", b"WRITEQ", b"SNAPSHOT", b"ACK", b"UPDATE", b""]
 
 
 def noise(rng, size):

@@ -20,9 +20,13 @@ public enum BrokerMessage: Equatable, Sendable {
   case get(client: String, key: String)
   /// `WRITE client write key base value [after]`: compare-and-set. Accepted only when `base` is
   /// the key's current version and, for a pipelined write, when that version was made by this
-  /// client's write `after` (so a write queued behind a rejected one can never land).
+  /// client's write `after` (so a write queued behind a rejected one can never land). A `quiet`
+  /// one is sent as `WRITEQ` and gets no ``ack(key:write:version:)`` when it is applied: its
+  /// writer, which hears the key, learns it from its own
+  /// ``update(key:version:client:write:value:)``.
   case write(
-    client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil)
+    client: String, write: UInt64, key: String, base: UInt64, value: Data, after: UInt64? = nil,
+    quiet: Bool = false)
   /// `SEED client key origin version value [writer write]...`: offers the copy of a key that
   /// this client confirmed under the broker instance `origin` at `version`, to a broker that
   /// may have lost it; `writes` are the last write ids of each client the copy is known to
@@ -132,7 +136,7 @@ extension BrokerMessage {
   package var client: String? {
     switch self {
     case .hello(let client), .sync(let client, _), .get(let client, _),
-      .write(let client, _, _, _, _, _),
+      .write(let client, _, _, _, _, _, _),
       .seed(let client, _, _, _, _, _):
       client
     default:
@@ -174,8 +178,8 @@ extension BrokerMessage {
       frames.append(text: "GET")
       frames.append(text: client)
       frames.append(text: key)
-    case .write(let client, let write, let key, let base, let value, let after):
-      frames.append(text: "WRITE")
+    case .write(let client, let write, let key, let base, let value, let after, let quiet):
+      frames.append(text: quiet ? "WRITEQ" : "WRITE")
       frames.append(text: client)
       frames.append(number: write)
       frames.append(text: key)
@@ -327,9 +331,9 @@ extension BrokerMessage {
     case "GET":
       try count(2)
       self = .get(client: try text(0), key: try key(1))
-    case "WRITE":
+    case "WRITE", "WRITEQ":
       guard fieldCount == 5 || fieldCount == 6 else {
-        throw .malformed("WRITE has \(fieldCount) fields, expected 5 or 6")
+        throw .malformed("\(command) has \(fieldCount) fields, expected 5 or 6")
       }
       let write = try number(1)
       let key = try key(2)
@@ -340,7 +344,7 @@ extension BrokerMessage {
       }
       self = .write(
         client: try text(0), write: write, key: key, base: try number(3), value: value(4),
-        after: after
+        after: after, quiet: command == "WRITEQ"
       )
     case "SEED":
       guard fieldCount >= 5, !fieldCount.isMultiple(of: 2) else {
@@ -396,19 +400,23 @@ extension BrokerMessage {
     }
   }
 
-  /// The key and write id of a `WRITE` that could not be decoded, where those two fields are
-  /// readable, so that the `ERROR` tells a client with writes in flight which one failed.
+  /// The key and write id of a `WRITE` (or `WRITEQ`) that could not be decoded, where those two
+  /// fields are readable, so that the `ERROR` tells a client with writes in flight which one
+  /// failed.
   ///
   /// - Parameter frames: The request, without the ROUTER's identity frame.
   /// - Returns: The key (as text, even if it breaks the key rules) and the write id.
   package static func writeFields(of frames: FrameBuffer) -> (key: String, write: UInt64)? {
-    guard frames.count >= 4, frames.frame(0, equals: writeCommand), let write = frames.number(2),
+    guard frames.count >= 4,
+      frames.frame(0, equals: writeCommand) || frames.frame(0, equals: quietWriteCommand),
+      let write = frames.number(2),
       let key = frames.text(3)
     else { return nil }
     return (key, write)
   }
 
   private static let writeCommand = Frames.text("WRITE")
+  private static let quietWriteCommand = Frames.text("WRITEQ")
 
   /// The key, version and write id of an `UPDATE` received on the PUB socket, if `client`
   /// wrote it, read without decoding the rest: a writer recognizes its own update this way, and

@@ -230,7 +230,7 @@ final class TabRelay: @unchecked Sendable {
   /// The key a request names, for the requests that name one.
   private static func key(of request: BrokerMessage) -> String? {
     switch request {
-    case .sync(_, let key), .get(_, let key), .write(_, _, let key, _, _, _),
+    case .sync(_, let key), .get(_, let key), .write(_, _, let key, _, _, _, _),
       .seed(_, let key, _, _, _, _):
       key
     default: nil

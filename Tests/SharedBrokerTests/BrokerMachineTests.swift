@@ -92,9 +92,12 @@ import Testing
     instance: "i1", publisher: "tcp://broker:5556", maxValueSize: 16)
 
   static func write(
-    _ client: String, _ write: UInt64, base: UInt64, _ value: String, key: String = "k"
+    _ client: String, _ write: UInt64, base: UInt64, _ value: String, key: String = "k",
+    quiet: Bool = false
   ) -> BrokerMessage {
-    .write(client: client, write: write, key: key, base: base, value: Data(value.utf8), after: nil)
+    .write(
+      client: client, write: write, key: key, base: base, value: Data(value.utf8), after: nil,
+      quiet: quiet)
   }
 
   static func update(_ version: UInt64, _ client: String, _ write: UInt64, _ value: String)
@@ -261,6 +264,41 @@ import Testing
     #expect(
       broker.answer(.stored(revision: 0)) == [
         .publish(Self.update(1, "a", 1, "1")), .reply("pa", .ack(key: "k", write: 1, version: 1)),
+      ])
+    #expect(broker.machine.replies.waiting == 0)
+  }
+
+  /// An applied quiet write is answered by its update alone, with every backend; a rejected one
+  /// as any write. In a cluster, its empty place in its connection's order of answers holds
+  /// nothing back.
+  @Test(arguments: [BrokerMachine.Backend.memory, .log, .cluster])
+  func aQuietWriteIsAnsweredByItsUpdateAlone(backend: BrokerMachine.Backend) {
+    var broker = Harness(backend: backend)
+    broker.hello("a", from: "pa")
+    var revision: Int64 = 0
+    func decided(_ request: BrokerMessage) -> [Out] {
+      var out = broker.send(request, from: "pa")
+      while case .commit? = out.last {
+        revision += 1
+        out = broker.answer(.stored(revision: revision))
+      }
+      return out
+    }
+    #expect(
+      decided(Self.write("a", 1, base: 0, "1", quiet: true)) == [
+        .publish(Self.update(1, "a", 1, "1"))
+      ])
+    #expect(
+      decided(.get(client: "a", key: "k")) == [
+        .reply("pa", .snapshot(key: "k", version: 1, lastWrite: 1, value: Data("1".utf8), writes: ["a": 1]))
+      ])
+    #expect(
+      decided(Self.write("a", 2, base: 0, "2", quiet: true)) == [
+        .reply(
+          "pa",
+          .reject(
+            key: "k", write: 2, version: 1, lastWrite: 1, value: Data("1".utf8),
+            writes: ["a": 1]))
       ])
     #expect(broker.machine.replies.waiting == 0)
   }

@@ -87,6 +87,8 @@ struct ConnectionRulesTests {
     (["WRITE", "a", "1", "k", "00", "1"], .badRequest),  // one form per number
     (["WRITE", "a", "1", "k", "0", "1", "x"], .badRequest),
     (["WRITE", "a", "2", "k", "0", "1", "0"], .badRequest),  // after names a write id, from 1
+    (["WRITEQ", "a", "2", "k", "0", "1", "0"], .badRequest),
+    (["WRITEQ", "a", "2", "k", "0", "1", "1", "x"], .badRequest),
     (["WRITE", "a", "1", "tab\tkey", "0", "1"], .invalidKey),
   ])
   func aRefusedWriteNamesItsKeyAndWrite(fields: [String], expected: BrokerErrorCode) async throws {

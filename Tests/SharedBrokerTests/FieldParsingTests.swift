@@ -30,7 +30,7 @@ import Testing
 
   @Test(arguments: ["ключ/🔑 with spaces", "\u{A0}nbsp", "zero\u{200B}width", "a:b.c-d_e"])
   func keysWithOtherCharactersAreValid(key: String) throws {
-    guard case let .write(_, _, parsed, _, _, _) = try BrokerMessage(frames: write(key: key)) else {
+    guard case let .write(_, _, parsed, _, _, _, _) = try BrokerMessage(frames: write(key: key)) else {
       Issue.record("not a write")
       return
     }

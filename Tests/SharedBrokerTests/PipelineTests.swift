@@ -4,6 +4,7 @@ import SharedBrokerServer
 import SharedBrokerTesting
 import Sharing
 import Testing
+import ZeroMQ
 
 /// Pipelined writes: several compare-and-sets per key in flight, each chained to the previous
 /// one, without ever losing another process's update.
@@ -34,6 +35,63 @@ struct PipelineTests {
           == .reject(key: "k", write: 2, version: 3, lastWrite: 1, value: Data("b".utf8))
       )
       #expect(try write("b", 3, base: 3, "c", after: 1) == .ack(key: "k", write: 3, version: 4))
+    }
+  }
+
+  /// From a client's sockets: a quiet write is answered by its update alone, so the next answer
+  /// on its connection is the `PONG` of the `PING` sent after it; a pipelined one likewise, and
+  /// a stale one is rejected as any write.
+  @Test func aQuietWriteIsAnsweredByItsUpdateAlone() async throws {
+    try await withBrokerFixture { fixture throws in
+      let client = try RawClient(fixture.endpoint, hello: nil)
+      guard
+        case .welcome(let instance, let announced, _, _)? = try client.request(.hello(client: "a"))
+      else {
+        Issue.record("no WELCOME")
+        return
+      }
+      let context = try Context()
+      defer { context.terminate() }
+      let subscriber = try Socket(context: context, type: .sub)
+      defer { subscriber.close() }
+      try subscriber.set(.subscribe, Array(BrokerMessage.topic(of: "k")))
+      try subscriber.set(.receiveTimeout, 5_000)
+      try subscriber.connect(
+        BrokerMessage.publisherEndpoint(announced: announced, router: fixture.endpoint))
+      func published() throws -> BrokerMessage? {
+        try subscriber.receive().map { try BrokerMessage(published: $0) }
+      }
+      // The subscription is in effect once a SYNCED comes: until then one may be lost.
+      try subscriber.set(.receiveTimeout, 50)
+      var synced = false
+      for _ in 1...200 where !synced {
+        try client.socket.send(BrokerMessage.sync(client: "a", key: "k").frames)
+        while let heard = try published() {
+          synced = synced || heard == .synced(key: "k", client: "a")
+        }
+      }
+      try #require(synced)
+      try subscriber.set(.receiveTimeout, 5_000)
+      func write(_ id: UInt64, base: UInt64, _ value: String, after: UInt64?) throws {
+        try client.socket.send(
+          BrokerMessage.write(
+            client: "a", write: id, key: "k", base: base, value: Data(value.utf8), after: after,
+            quiet: true
+          ).frames)
+      }
+      try write(1, base: 0, "1", after: nil)
+      try write(2, base: 1, "2", after: 1)
+      #expect(try client.request(.ping()) == .pong(instance: instance))
+      for version: UInt64 in 1...2 {
+        let value = Data("\(version)".utf8)
+        #expect(
+          try published()
+            == .update(key: "k", version: version, client: "a", write: version, value: value))
+      }
+      try write(3, base: 1, "3", after: nil)
+      #expect(
+        try #require(try client.socket.receive()).map { String(decoding: $0, as: UTF8.self) }.prefix(5)
+          == ["REJECT", "k", "3", "2", "2"])
     }
   }
 

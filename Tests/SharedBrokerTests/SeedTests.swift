@@ -302,7 +302,7 @@ struct SeedingClientTests {
       while rewritten == nil, let request = await requests.next() {
         switch request {
         case .seed: offered = request
-        case .write(_, _, _, let base, _, _) where base == 2: rewritten = request
+        case .write(_, _, _, let base, _, _, _) where base == 2: rewritten = request
         default: break
         }
       }
@@ -311,7 +311,7 @@ struct SeedingClientTests {
           == .seed(
             client: client.id, key: "count", origin: "one", version: 5, value: Data("5".utf8),
             writes: [:]))
-      guard case .write(_, _, _, _, let value, let after) = rewritten else { return }
+      guard case .write(_, _, _, _, let value, let after, _) = rewritten else { return }
       #expect(String(decoding: value, as: UTF8.self) == "21")
       #expect(after == nil)
       #expect(count.wrappedValue == 21)
@@ -324,7 +324,7 @@ struct SeedingClientTests {
     let script = Script()
     script.state.withLock { state in
       state.answerWrites = { request in
-        guard case .write(_, let write, let key, _, _, _) = request else { return [] }
+        guard case .write(_, let write, let key, _, _, _, _) = request else { return [] }
         return [.error(code: .helloFirst, message: "say HELLO first", key: key, write: write)]
       }
     }
@@ -335,7 +335,7 @@ struct SeedingClientTests {
         var first = true
         state.answerWrites = { request in
           defer { first = false }
-          guard !first, case .write(_, let write, let key, let base, _, _) = request else {
+          guard !first, case .write(_, let write, let key, let base, _, _, _) = request else {
             return refused(request)
           }
           return [.ack(key: key, write: write, version: base + 1)]

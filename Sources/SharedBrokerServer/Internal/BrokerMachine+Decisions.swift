@@ -60,7 +60,7 @@ extension BrokerMachine {
         } else {
           answer(snapshot(working))
         }
-      case .write(let write, let base, let value, let after):
+      case .write(let write, let base, let value, let after, let quiet):
         let applied: BrokerEntry.Applied
         switch Self.judge(
           write: write, base: base, after: after, by: request.client, on: key, working,
@@ -97,7 +97,7 @@ extension BrokerMachine {
             .update(
               key: key, version: applied.version, client: request.client, write: write,
               value: value)))
-        answer(.ack(key: key, write: write, version: applied.version))
+        answer(quiet ? nil : .ack(key: key, write: write, version: applied.version))
       case .seed(let origin, let value, let writes, let fits):
         // A copy confirmed under this very instance is never newer.
         guard fits, origin.instance != instance else {

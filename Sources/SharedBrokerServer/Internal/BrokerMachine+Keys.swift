@@ -35,7 +35,8 @@ extension BrokerMachine {
   /// A request on one key, waiting for its answer's place in its connection's order.
   struct KeyRequest {
     enum Kind {
-      case write(write: UInt64, base: UInt64, value: Data, after: UInt64?)
+      /// `quiet`: applied, it is answered by its update alone.
+      case write(write: UInt64, base: UInt64, value: Data, after: UInt64?, quiet: Bool)
       case get
       /// `fits`: whether the value is within the broker's limit.
       case seed(origin: SeedOrigin, value: Data, writes: [String: UInt64], fits: Bool)
@@ -113,9 +114,12 @@ extension BrokerMachine {
     let slot = slot(key)
     // In memory no batch is ever out (each is final once decided), so a write is judged and
     // applied on its own, with none of a batch's lists.
-    if backend == .memory, case .write(let write, let base, let value, let after) = request.kind {
+    if backend == .memory,
+      case .write(let write, let base, let value, let after, let quiet) = request.kind
+    {
       writeInMemory(
-        request, write: write, base: base, value: value, after: after, on: slot, into: &actions)
+        request, write: write, base: base, value: value, after: after, quiet: quiet, on: slot,
+        into: &actions)
       return
     }
     let idle = Self.inPlace(&states[slot]) { state in
@@ -130,7 +134,7 @@ extension BrokerMachine {
   /// would.
   private mutating func writeInMemory(
     _ request: KeyRequest, write: UInt64, base: UInt64, value: Data, after: UInt64?,
-    on slot: Int, into actions: inout [Action]
+    quiet: Bool, on slot: Int, into actions: inout [Action]
   ) {
     let (instance, seedWindow) = (instance, seedWindow)
     let seeding = request.now < seedWindow
@@ -165,7 +169,9 @@ extension BrokerMachine {
           .update(
             key: key, version: applied.version, client: request.client, write: write,
             value: value)))
-      answer(request, with: .ack(key: key, write: write, version: applied.version), into: &actions)
+      answer(
+        request, with: quiet ? nil : .ack(key: key, write: write, version: applied.version),
+        into: &actions)
     case .seeding(let refusal):
       statistics.seedingRefusals += 1
       answer(request, with: refusal, into: &actions)
@@ -297,7 +303,7 @@ extension BrokerMachine {
     for request in batch.requests {
       let answer: BrokerMessage?
       switch request.kind {
-      case .write(let write, let base, _, _):
+      case .write(let write, let base, _, _, _):
         let lastWrite = entry?.lastWrites[request.client] ?? 0
         if let entry, write <= lastWrite {
           statistics.writesRejected += 1

@@ -342,7 +342,7 @@ struct BrokerMachine {
     case .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced, .brokers: break
     }
     let written: (key: String, write: UInt64)? =
-      if case .write(_, let write, let key, _, _, _) = request { (key, write) } else { nil }
+      if case .write(_, let write, let key, _, _, _, _) = request { (key, write) } else { nil }
     func refuse(_ code: BrokerErrorCode, _ message: String) {
       if code == .forbidden { statistics.forbidden += 1 }
       replies.reply(
@@ -450,7 +450,7 @@ struct BrokerMachine {
         forbid(question: key, "key \"\(key)\" is not writable with this client's key")
         return
       }
-    case .write(_, _, let key, _, _, _):
+    case .write(_, _, let key, _, _, _, _):
       guard permissions.mayWrite(key) else {
         refuse(.forbidden, "key \"\(key)\" is not writable with this client's key")
         return
@@ -481,7 +481,7 @@ struct BrokerMachine {
         origin: SeedOrigin(instance: origin, version: version), value: value, writes: writes,
         fits: fits)
       enqueue(KeyRequest(peer: peer, client: client, now: now, kind: copy), on: key, into: &actions)
-    case .write(let client, let write, let key, let base, let value, let after):
+    case .write(let client, let write, let key, let base, let value, let after, let quiet):
       guard value.count <= maxValueSize else {
         statistics.oversized += 1
         actions.append(.report(.oversized(key: key, bytes: value.count)))
@@ -495,7 +495,8 @@ struct BrokerMachine {
         refuse(.unavailable, Self.unavailableMessage)
         return
       }
-      let kind = KeyRequest.Kind.write(write: write, base: base, value: value, after: after)
+      let kind = KeyRequest.Kind.write(
+        write: write, base: base, value: value, after: after, quiet: quiet)
       enqueue(KeyRequest(peer: peer, client: client, now: now, kind: kind), on: key, into: &actions)
     case .hello, .ping, .welcome, .pong, .snapshot, .ack, .reject, .error, .update, .synced, .brokers:
       statistics.unknownCommands += 1

@@ -138,7 +138,7 @@ extension FakeBroker {
   /// The writes received from now on, in order.
   var writes: AsyncCompactMapSequence<AsyncStream<BrokerMessage>, HeldWrite>.Iterator {
     requestStream.compactMap { request in
-      if case let .write(_, id, _, base, value, after) = request {
+      if case let .write(_, id, _, base, value, after, _) = request {
         HeldWrite(id: id, base: base, value: String(decoding: value, as: UTF8.self), after: after)
       } else {
         nil
