@@ -325,7 +325,9 @@ import ZeroMQ
     #expect(
       machine.encoded(request, .success(Data("2".utf8)), at: t0 + .milliseconds(1)) == [
         .send(
-          .write(client: "me", write: request.id, key: "k", base: 1, value: Data("2".utf8), after: nil)),
+          .write(
+            client: "me", write: request.id, key: "k", base: 1, value: Data("2".utf8), after: nil,
+            quiet: true)),
         .progressed,
       ])
     #expect(machine.keys[0].writesInFlight == 1)
@@ -337,6 +339,42 @@ import ZeroMQ
       ], on: &machine)
     #expect(!machine.keys[0].hasUnconfirmedWrites)
     #expect(machine.keys[0].version == 2)
+  }
+
+  /// A write goes out quiet (the broker sends no `ACK` when it applies it): its own update
+  /// settles it.
+  @Test func aQuietWriteIsSettledByItsOwnUpdate() {
+    var machine = synced()
+    guard let request = sentWrite(on: &machine) else { return }
+    let own = BrokerMessage.update(
+      key: "k", version: 2, client: "me", write: request.id, value: Data("1".utf8))
+    #expect(
+      machine.handle(.published([own]), at: t0) == [.confirmed(key: 0, through: 1), .progressed])
+    #expect(machine.keys[0].writesInFlight == 0)
+    #expect(machine.keys[0].version == 2)
+  }
+
+  /// Should the PUB socket drop a quiet write's update, a `PONG` that shows the broker ahead
+  /// asks for the key's state once the write went out a retry interval before (until then, its
+  /// update may still be on its way), and the snapshot's `lastWrite` settles it.
+  @Test func aQuietWriteWhoseUpdateIsLostIsSettledByASnapshot() {
+    var machine = synced()
+    guard let request = sentWrite(on: &machine) else { return }
+    let ahead = ClientEvent.reply(.pong(instance: "run", behind: [KeyVersion(key: "k", version: 2)]))
+    let soon = t0 + .milliseconds(100)
+    _ = machine.handle(ahead, at: soon)
+    let early = machine.handle(.turn, at: soon)
+    #expect(!early.contains(.send(.get(client: "me", key: "k"))), "\(early)")
+    let late = t0 + heartbeat
+    _ = machine.handle(ahead, at: late)
+    let asked = machine.handle(.turn, at: late)
+    #expect(asked.contains(.send(.get(client: "me", key: "k"))), "\(asked)")
+    let answered = machine.handle(
+      .reply(.snapshot(key: "k", version: 2, lastWrite: request.id, value: Data("1".utf8))),
+      at: late)
+    #expect(answered.contains(.confirmed(key: 0, through: 1)), "\(answered)")
+    #expect(machine.keys[0].writesInFlight == 0)
+    #expect(!machine.keys[0].hasUnconfirmedWrites)
   }
 
   /// A writer's own update that comes after its ACK changes nothing: the I/O thread may drop it
@@ -504,6 +542,13 @@ import ZeroMQ
     #expect(machine.keys[0].hasUnconfirmedWrites)
     _ = machine.handle(.reply(.ack(key: "k", write: request.id, version: 2)), at: t0)
     #expect(!machine.isHeldBack)
+    _ = machine.handle(
+      .reply(.error(code: .seeding, message: "collecting", key: "k", write: request.id)), at: t0)
+    #expect(machine.isHeldBack)
+    let own = BrokerMessage.update(
+      key: "k", version: 3, client: "me", write: request.id + 1, value: Data("1".utf8))
+    _ = machine.handle(.published([own]), at: t0)
+    #expect(!machine.isHeldBack, "a quiet write is answered by its update")
     _ = machine.handle(
       .reply(.error(code: .seeding, message: "collecting", key: "k", write: request.id)), at: t0)
     _ = machine.handle(.dealer(.init(kind: .disconnected, endpoint: "tcp://a:5555")), at: t0)

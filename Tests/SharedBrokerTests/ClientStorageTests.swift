@@ -201,7 +201,7 @@ import Testing
     // meanwhile is no news to the machine.
     driver.handle(.turn, at: start, via: transport)
     let writes = transport.takeWrites()
-    guard case .write(_, _, "count", 2, let value, nil, _)? = writes.first, writes.count == 1 else {
+    guard case .write(_, _, "count", 2, let value, nil, true)? = writes.first, writes.count == 1 else {
       Issue.record("expected one write of count on version 2, got \(writes)")
       return
     }
@@ -298,7 +298,7 @@ import Testing
     driver.handle(.turn, at: start + .seconds(1), via: transport)
     let writes = transport.takeWrites()
     #expect(writes.count == 1)
-    guard case .write(_, _, "count", 2, let value, nil, _)? = writes.first else {
+    guard case .write(_, _, "count", 2, let value, nil, true)? = writes.first else {
       Issue.record("expected a write of count on version 2, got \(writes)")
       return
     }

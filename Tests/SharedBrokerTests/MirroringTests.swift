@@ -76,8 +76,8 @@ struct MirroringTests {
           heard = try BrokerMessage(published: frames)
         }
       }
-      // The update and the ACK come on different connections: the first update heard may be
-      // an earlier write's, and the last one follows it.
+      // The writer hears its update on a connection of its own: the first update heard here may
+      // be an earlier write's, and the last one follows it.
       try subscriber.set(.receiveTimeout, 10_000)
       let last = written.wrappedValue
       while case .update(let key, _, _, _, let value)? = heard,

@@ -56,8 +56,10 @@ final class Simulation {
     var movesToLearned = 0
     /// Connections the broker closed before their handshake ended.
     var failedHandshakes = 0
-    /// A writer's own updates it dropped undecoded, its ACK having settled them.
+    /// A writer's own updates it dropped undecoded, an answer having settled them.
     var settledOwnUpdates = 0
+    /// A writer's own updates the publisher dropped: the only answer of a quiet write.
+    var droppedOwnUpdates = 0
     /// `HELLO`s with a live client's id from another key, each refused.
     var impostorsRefused = 0
     /// Client keys a reload took off the brokers' allow-lists for a while.
@@ -673,7 +675,10 @@ final class Simulation {
         where client.alive && client.subscriberUp && client.subscribed
           && client.subscriberBroker == number
         {
-          guard !disturbing || !random.chance(publisherDrops) else { continue }
+          guard !disturbing || !random.chance(publisherDrops) else {
+            if case .update(_, _, client.id, _, _) = message { outcome.droppedOwnUpdates += 1 }
+            continue
+          }
           client.lastSubscriber = max(client.lastSubscriber, now + delay())
           schedule(
             at: client.lastSubscriber,

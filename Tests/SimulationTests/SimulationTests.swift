@@ -48,7 +48,7 @@ import Testing
         + "(\(Int(Double(results.seeds) / seconds)) seeds/s), \(results.events) events, "
         + "\(results.mutations) mutations, \(results.faults) faults, \(results.restarts) broker restarts, "
         + "\(results.failedHandshakes) handshakes closed, \(results.settledOwnUpdates) own updates "
-        + "dropped undecoded, \(results.impostorsRefused) HELLOs with another key's client id refused, "
+        + "dropped undecoded, \(results.droppedOwnUpdates) dropped at the publisher, \(results.impostorsRefused) HELLOs with another key's client id refused, "
         + "\(results.keysRevoked) client keys taken off the allow-lists for a while, "
         + "\(results.keysMadeReadOnly) made read-only on a key for a while "
         + "(\(results.mutationsRefused) mutations refused and undone), "
@@ -94,6 +94,7 @@ private struct Summary: Sendable {
   var movesToLearned = 0
   var failedHandshakes = 0
   var settledOwnUpdates = 0
+  var droppedOwnUpdates = 0
   var impostorsRefused = 0
   var keysRevoked = 0
   var keysMadeReadOnly = 0
@@ -116,6 +117,7 @@ private struct Summary: Sendable {
       movesToLearned += outcome.movesToLearned
       failedHandshakes += outcome.failedHandshakes
       settledOwnUpdates += outcome.settledOwnUpdates
+      droppedOwnUpdates += outcome.droppedOwnUpdates
       impostorsRefused += outcome.impostorsRefused
       keysRevoked += outcome.keysRevoked
       keysMadeReadOnly += outcome.keysMadeReadOnly
@@ -141,6 +143,7 @@ private struct Summary: Sendable {
     movesToLearned += other.movesToLearned
     failedHandshakes += other.failedHandshakes
     settledOwnUpdates += other.settledOwnUpdates
+    droppedOwnUpdates += other.droppedOwnUpdates
     impostorsRefused += other.impostorsRefused
     keysRevoked += other.keysRevoked
     keysMadeReadOnly += other.keysMadeReadOnly

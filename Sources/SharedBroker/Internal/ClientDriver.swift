@@ -33,7 +33,7 @@ final class ClientDriver {
   }
 
   /// Whether a message from the PUB socket can be dropped undecoded: this client's own update,
-  /// which its `ACK` settled already.
+  /// which an answer (a `REJECT`, a snapshot) settled already.
   func isSettledOwnUpdate(_ frames: FrameBuffer) -> Bool {
     withState { $0.machine.isSettledOwnUpdate(frames) }
   }

@@ -79,7 +79,7 @@ struct ClientMachine {
   private var deadlines: [Moment?] = []
   /// The broker answered `seeding` (it collects its clients' copies for a while after it
   /// starts, holding back writes, and reads of keys it has no value for) and has answered no
-  /// read or write of this client's since.
+  /// read or write of this client's since (an applied write is answered by its update).
   private(set) var isHeldBack = false
   /// The broker refused this client's key as a whole (off its allow-list, or the client id is
   /// another key's): the client counts as refused until the broker answers otherwise.
@@ -501,7 +501,10 @@ struct ClientMachine {
     published message: BrokerMessage, at now: Moment, _ actions: inout Actions
   ) {
     switch message {
-    case .update(let key, _, _, _, _), .synced(let key, _):
+    case .update(let key, _, let writer, _, _):
+      if writer == id { isHeldBack = false }
+      route(message, to: key, at: now, &actions)
+    case .synced(let key, _):
       route(message, to: key, at: now, &actions)
     case .brokers(let cluster):
       learn(cluster, &actions)

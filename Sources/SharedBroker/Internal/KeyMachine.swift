@@ -29,7 +29,10 @@ import Foundation
 /// sent, pipelined behind the previous one (`after`), so the broker applies it only on top of
 /// that write; a rejection dooms the rest of the chain, and the rebase resends everything at
 /// once. Each write has an id and the broker's `lastWrite` tells which ones it applied, so no
-/// mutation is applied twice or dropped. The window of writes in flight works like TCP's
+/// mutation is applied twice or dropped. Writes go out quiet (`WRITEQ`): the broker answers an
+/// applied one with its update alone, which a synced key hears. Should the PUB socket drop that
+/// update, a `PONG` showing the broker ahead of a write sent a retry interval ago asks for the
+/// state, whose `lastWrite` settles it. The window of writes in flight works like TCP's
 /// congestion window: it starts at the maximum, falls to 1 on a rejection (the key is
 /// contended), and grows by one with every applied write. A write's value is encoded outside the
 /// machine: ``KeyEvent/flush(id:at:)`` asks for it (``Encode``) and
@@ -82,6 +85,8 @@ struct KeyMachine {
     let data: Data
     /// The version the write makes if the broker applies it.
     let version: UInt64
+    /// When it went out.
+    let sentAt: Moment
   }
 
   let key: String
@@ -234,7 +239,8 @@ struct KeyMachine {
 
   /// Whether this client's own update of `write` at `version` would change nothing: the key
   /// holds that version or a newer one, this client is its latest writer at that write or
-  /// later, and nothing waits for the next event (as when the write's `ACK` came first).
+  /// later, and nothing waits for the next event (as when a `REJECT` or a snapshot settled the
+  /// write first).
   func isSettledOwnUpdate(version: UInt64, write: UInt64) -> Bool {
     version <= self.version && !needsRebase && !unnotified
       && writers.isLatest(clientID, atLeast: write)
@@ -308,8 +314,11 @@ struct KeyMachine {
     case .received(let message, let now, let instance):
       output = receive(message, at: now, instance: instance)
     case .brokerHolds(let version, let now, let instance):
-      // An idle key only: a write in flight learns the version from its answer.
-      if isSyncedPhase, sent.isEmpty, self.version < version {
+      // A write in flight learns the version from its update, unless the PUB socket dropped
+      // it: the update of a write sent a retry interval ago is taken to be lost.
+      if isSyncedPhase, self.version < version,
+        sent.first.map({ now - $0.sentAt >= retryInterval }) ?? true
+      {
         output.send = askForState(at: now, instance: instance)
       }
     case .reload(let now, let instance):
@@ -434,8 +443,8 @@ struct KeyMachine {
     guard let instance, instance == self.instance else { return (nil, false) }
     // A writer is recorded only with a value that includes its write: a copy offered with the
     // record but not the write would make the writer drop a mutation the broker never got.
-    // Nothing a waiter looks at changes: this is usually a writer's own update after its ACK,
-    // which would otherwise publish and wake every waiter once more per write.
+    // Nothing a waiter looks at changes: this may be a writer's own update that an answer
+    // settled first, which would otherwise publish and wake every waiter once more.
     guard version > self.version else {
       if write > 0 { writers.record(writer, write: write) }
       return (nil, false)
@@ -558,9 +567,10 @@ struct KeyMachine {
     sent.append(
       SentWrite(
         id: request.id, coversThrough: request.coversThrough, value: request.value, data: data,
-        version: base + 1))
+        version: base + 1, sentAt: now))
     let write = BrokerMessage.write(
-      client: clientID, write: request.id, key: key, base: base, value: data, after: previous?.id)
+      client: clientID, write: request.id, key: key, base: base, value: data, after: previous?.id,
+      quiet: true)
     return (write, true)
   }
 

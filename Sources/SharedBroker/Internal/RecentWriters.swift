@@ -1,5 +1,5 @@
 /// The last write id of each of the most recent writers of one key, as a client saw them applied
-/// (other clients' updates, its own ACKs), for the copy it offers a broker that lost the key.
+/// (updates, its own ACKs), for the copy it offers a broker that lost the key.
 ///
 /// The copy says which writes it holds so that a writer whose ACK was lost with the broker does
 /// not apply its write again. Such a write was among the last ones the broker applied (its ACK
