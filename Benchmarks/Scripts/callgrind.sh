@@ -5,15 +5,15 @@
 # are not counted (the profiled peer's counters are zeroed between them):
 #   reader: the reader runs under callgrind (its I/O thread: receive, decode, notify)
 #   writer: the writer runs under callgrind (its thread: withLock, encode, send; its I/O
-#           thread: the ACK and its own update coming back)
+#           thread: its own update coming back, which confirms the write)
 #   broker: the broker runs under callgrind (its thread, and libzmq's I/O thread fanning out)
-# Usage: Benchmarks/Scripts/callgrind.sh BIN_DIR [COUNT [WARMUP]]   (BIN_DIR: Benchmarks' release
-# dir)
+# Usage: Benchmarks/Scripts/callgrind.sh BIN_DIR [COUNT [WARMUP]]
+#   BIN_DIR: the Benchmarks package's release directory
 # Prints "ROLE THREAD: N instructions per write" and keeps the profiles in .build/callgrind/,
 # with one line per thread in summary.tsv (role, thread, per write, writes, profile, and the
 # reader's notifications).
 set -euo pipefail
-bin="${1:?usage: callgrind.sh BIN_DIR [COUNT]}"
+bin="${1:?usage: callgrind.sh BIN_DIR [COUNT [WARMUP]]}"
 count="${2:-1000}"
 warmup="${3:-100}"
 out="$(cd "$(dirname "$0")/.." && pwd)/.build/callgrind"
