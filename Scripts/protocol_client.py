@@ -58,7 +58,7 @@ def check_rules(endpoint):
            "WRITE without HELLO is refused with hello, naming key and write", reply)
     reply = request(stranger, "PING")
     expect(reply[0] == b"PONG" and len(reply) == 2, "PING needs no HELLO", reply)
-    for version, code in (("2", b"version"), ("03", b"bad-request"), ("three", b"bad-request")):
+    for version, code in (("3", b"version"), ("6", b"version"), ("03", b"bad-request"), ("three", b"bad-request")):
         reply = request(stranger, "HELLO", version, "c")
         expect(reply[:2] == [b"ERROR", code], f"HELLO {version!r} is refused with {code}", reply)
 
@@ -66,8 +66,10 @@ def check_rules(endpoint):
     # Keys of their own, so the checks run again on the same broker.
     k, seeded = f"k-{uuid.uuid4()}", f"seeded-{uuid.uuid4()}"
     dealer = connection()
-    welcome = request(dealer, "HELLO", "4", client)
-    expect(welcome[0] == b"WELCOME" and welcome[1] == b"4", "HELLO 4 is welcome", welcome)
+    older = request(connection(), "HELLO", "4", client)
+    expect(older[0] == b"WELCOME" and older[1] == b"4", "HELLO 4 is welcome, in version 4", older)
+    welcome = request(dealer, "HELLO", "5", client)
+    expect(welcome[0] == b"WELCOME" and welcome[1] == b"5", "HELLO 5 is welcome", welcome)
     instance = welcome[2]
     reply = request(dealer, "GET", "someone-else", k)
     expect(reply[:2] == [b"ERROR", b"bad-request"], "requests name the client of the HELLO", reply)
@@ -140,7 +142,7 @@ def main():
     dealer.setsockopt(zmq.LINGER, 0)
     dealer.connect(endpoint)
 
-    welcome = request(dealer, "HELLO", "4", client)
+    welcome = request(dealer, "HELLO", "5", client)
     assert welcome[0] == b"WELCOME", welcome
     publisher = publisher_of(welcome, endpoint)
 

@@ -6,9 +6,11 @@ public import Foundation
 /// way; updates go out on the broker's PUB socket with the key and a NUL as the topic frame.
 public enum BrokerMessage: Equatable, Sendable {
   // MARK: Requests
-  /// `HELLO 4 client`: announces a client on this connection, which every `SYNC`, `GET`, `SEED`
-  /// and `WRITE` needs first; answered by ``welcome(instance:publisher:maxValueSize:brokers:)``.
-  case hello(client: String)
+  /// `HELLO version client`: announces a client on this connection, which every `SYNC`, `GET`,
+  /// `SEED` and `WRITE` needs first, and the protocol version it speaks (one of
+  /// ``acceptedProtocolVersions``); answered by
+  /// ``welcome(instance:publisher:maxValueSize:brokers:version:)`` in that version.
+  case hello(client: String, version: String = BrokerMessage.protocolVersion)
   /// `PING [key version]...`: liveness check, with the versions the client holds; answered by
   /// ``pong(instance:behind:)``.
   case ping(versions: [KeyVersion] = [])
@@ -38,12 +40,14 @@ public enum BrokerMessage: Equatable, Sendable {
   )
 
   // MARK: Replies
-  /// `WELCOME 3 instance publisher [maxValueSize [broker]...]`: the broker's instance id (new on
-  /// every start), where its PUB socket listens, the largest value it accepts (absent from a
-  /// broker that does not say), and, from a broker of a cluster, the ROUTER endpoints of the
-  /// cluster's brokers, so that a client given one learns the others.
+  /// `WELCOME version instance publisher [maxValueSize [broker]...]`: the protocol version the
+  /// broker speaks on this connection (the one its `HELLO` asked for), the broker's instance id
+  /// (new on every start), where its PUB socket listens, the largest value it accepts (absent
+  /// from a broker that does not say), and, from a broker of a cluster, the ROUTER endpoints of
+  /// the cluster's brokers, so that a client given one learns the others.
   case welcome(
-    instance: String, publisher: String, maxValueSize: UInt64? = nil, brokers: [String] = [])
+    instance: String, publisher: String, maxValueSize: UInt64? = nil, brokers: [String] = [],
+    version: String = BrokerMessage.protocolVersion)
   /// `PONG instance [key version]...`: the keys of the `PING` whose version on the broker is
   /// not the one the client holds, with the broker's version.
   case pong(instance: String, behind: [KeyVersion] = [])
@@ -116,8 +120,12 @@ public struct KeyVersion: Equatable, Sendable {
 }
 
 extension BrokerMessage {
-  /// The protocol version this build speaks.
-  public static let protocolVersion = "4"
+  /// The protocol version this build's clients speak: version 5 added `WRITEQ`.
+  public static let protocolVersion = "5"
+
+  /// The protocol versions a broker of this build welcomes, oldest first. Each adds to the one
+  /// before, so a client of an older one is answered as it expects.
+  public static let acceptedProtocolVersions = ["4", protocolVersion]
 
   /// The topic of ``brokers(_:)``: its first byte is a control character, which no key has, so
   /// no key's subscription receives it.
@@ -135,7 +143,7 @@ extension BrokerMessage {
   /// The client a request names (`PING` and every reply name none).
   package var client: String? {
     switch self {
-    case .hello(let client), .sync(let client, _), .get(let client, _),
+    case .hello(let client, _), .sync(let client, _), .get(let client, _),
       .write(let client, _, _, _, _, _, _),
       .seed(let client, _, _, _, _, _):
       client
@@ -163,9 +171,9 @@ extension BrokerMessage {
   /// `Data` and no list per message.
   package func encode(into frames: inout FrameBuffer) {
     switch self {
-    case .hello(let client):
+    case .hello(let client, let version):
       frames.append(text: "HELLO")
-      frames.append(text: Self.protocolVersion)
+      frames.append(text: version)
       frames.append(text: client)
     case .ping(let versions):
       frames.append(text: "PING")
@@ -194,9 +202,9 @@ extension BrokerMessage {
       frames.append(number: version)
       frames.append(value)
       frames.append(writes: writes)
-    case .welcome(let instance, let publisher, let maxValueSize, let brokers):
+    case .welcome(let instance, let publisher, let maxValueSize, let brokers, let version):
       frames.append(text: "WELCOME")
-      frames.append(text: Self.protocolVersion)
+      frames.append(text: version)
       frames.append(text: instance)
       frames.append(text: publisher)
       // The brokers follow the size limit, which a broker that names them always gives.
@@ -321,8 +329,9 @@ extension BrokerMessage {
     case "HELLO":
       try count(2)
       _ = try number(0)
-      guard try text(0) == Self.protocolVersion else { throw .version(try text(0)) }
-      self = .hello(client: try text(1))
+      let version = try text(0)
+      guard Self.acceptedProtocolVersions.contains(version) else { throw .version(version) }
+      self = .hello(client: try text(1), version: version)
     case "PING":
       self = .ping(versions: try pairs(from: 0))
     case "SYNC":
@@ -363,7 +372,8 @@ extension BrokerMessage {
       self = .welcome(
         instance: try text(1), publisher: try text(2),
         maxValueSize: fieldCount >= 4 ? try number(3) : nil,
-        brokers: fieldCount > 4 ? try (4..<fieldCount).map(text) : []
+        brokers: fieldCount > 4 ? try (4..<fieldCount).map(text) : [],
+        version: try text(0)
       )
     case "PONG":
       guard fieldCount > 0 else { throw .malformed("PONG has no instance") }
@@ -523,7 +533,8 @@ public enum BrokerProtocolError: Error, Equatable, CustomStringConvertible {
     case .unknownCommand(let command): "unknown command \"\(command)\""
     case .invalidKey: "invalid key (1 to 256 bytes of UTF-8, no control characters)"
     case .version(let version):
-      "unsupported protocol version \"\(version)\" (this broker speaks \(BrokerMessage.protocolVersion))"
+      "unsupported protocol version \"\(version)\" (this broker speaks "
+        + "\(BrokerMessage.acceptedProtocolVersions.joined(separator: " and ")))"
     }
   }
 }

@@ -179,7 +179,7 @@ final class TabRelay: @unchecked Sendable {
     // Only a WELCOME or an ERROR tells the relay anything: the rest pass undecoded.
     let telling = frames.first == Self.welcome || frames.first == Self.error
     switch telling ? try? BrokerMessage(frames: frames) : nil {
-    case .welcome(_, let announced, _, let cluster)?:
+    case .welcome(_, let announced, _, let cluster, _)?:
       helloSent = nil
       saidUnanswered = false
       _ = brokers.learn(cluster)

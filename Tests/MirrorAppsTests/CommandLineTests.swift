@@ -77,7 +77,7 @@ struct CommandLineTests {
   func versionNamesTheReleaseAndProtocol(program: String) async throws {
     let (status, output) = try await run(program, ["--version"])
     #expect(status == 0)
-    #expect(output.hasSuffix("(protocol 4)\n"), "\(output)")
+    #expect(output.hasSuffix("(protocol 5)\n"), "\(output)")
   }
 
   /// The flags were fine, the system refused: the reason, exit 1, and no usage text.

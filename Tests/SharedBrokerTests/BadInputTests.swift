@@ -162,10 +162,12 @@ struct BadInputTests {
 
   @Test func frameCodecRoundTrips() throws {
     let messages: [BrokerMessage] = [
-      .hello(client: "c"), .ping(), .sync(client: "c", key: "k"), .get(client: "c", key: "k"),
+      .hello(client: "c"), .hello(client: "c", version: "4"), .ping(),
+      .sync(client: "c", key: "k"), .get(client: "c", key: "k"),
       .write(client: "c", write: 3, key: "k", base: 2, value: Data("{}".utf8)),
       .welcome(instance: "i", publisher: "tcp://127.0.0.1:1"),
       .welcome(instance: "i", publisher: "tcp://127.0.0.1:1", maxValueSize: 1_048_576),
+      .welcome(instance: "i", publisher: "tcp://127.0.0.1:1", version: "4"),
       .welcome(
         instance: "i", publisher: "tcp://127.0.0.1:1", maxValueSize: 1_048_576,
         brokers: ["tcp://a:5555", "tcp://b:5555"]),

@@ -524,6 +524,30 @@ import ZeroMQ
     #expect(answered.prefix(2) == [.handshake(nil), .connection(.connected)], "\(answered)")
   }
 
+  /// A broker older than the client refuses its `HELLO` with `version`: the client is refused
+  /// with the broker's words and what to do, keeps saying `HELLO`, and is welcomed by a broker
+  /// that speaks its version (an upgraded one).
+  @Test func aBrokerOfAnOlderProtocolRefusesTheClientUntilOneWelcomesIt() {
+    var machine = machine()
+    #expect(machine.handle(.turn, at: t0) == [hello])
+    let words = #"unsupported protocol version "5" (this broker speaks 4)"#
+    let refusal = machine.handle(
+      .reply(.error(code: .version, message: words, key: nil, write: nil)), at: t0)
+    #expect(
+      refusal == [
+        .handshake(
+          .init(
+            reason: "the broker does not speak this client's protocol (\(words)): run a broker "
+              + "of this release or newer",
+            isPermanent: true))
+      ])
+    #expect(!machine.isConnected)
+    #expect(machine.handle(.turn, at: t0 + .seconds(2)).contains(hello))
+    let welcomed = machine.handle(welcome, at: t0 + .seconds(2))
+    #expect(welcomed.prefix(1) == [.handshake(nil)], "\(welcomed)")
+    #expect(machine.isConnected)
+  }
+
   /// A read or a write answered `seeding` (the broker's seed window) holds the client back
   /// until the broker answers one, or the connection is lost.
   @Test func aSeedingAnswerHoldsWritesBackUntilARequestIsAnswered() {

@@ -57,7 +57,7 @@ struct ClusterTests {
       // One cluster, one instance: a client moving between them keeps its versions.
       #expect(Self.instance(first) != nil && Self.instance(first) == Self.instance(second))
       let welcomes = try [router1, router2].map { router -> String? in
-        guard case .welcome(let instance, _, _, _)? = try RawClient(router, hello: nil).request(.hello(client: "w"))
+        guard case .welcome(let instance, _, _, _, _)? = try RawClient(router, hello: nil).request(.hello(client: "w"))
         else { return nil }
         return instance
       }
@@ -458,7 +458,7 @@ struct ClusterTests {
       #expect(try await Self.stats(at: brokers[0].router, key: "members") == expected)
       // The stopped broker is off the list at once; the killed one once its lease ran out.
       let welcome = try RawClient(brokers[0].router, hello: nil).request(.hello(client: "m"))
-      guard case .welcome(_, _, _, let listed)? = welcome else {
+      guard case .welcome(_, _, _, let listed, _)? = welcome else {
         Issue.record("no WELCOME: \(String(describing: welcome))")
         return
       }
@@ -559,7 +559,7 @@ struct ClusterTests {
       let script = repositoryFile("Scripts/protocol_client.py").path
       let rules = try await runCommand("/usr/bin/python3", [script, router2, "--check-rules"])
       #expect(rules.status == 0, "python3 said: \(rules.output)")
-      #expect(rules.output.contains("rules: 19 checked"), "\(rules.output)")
+      #expect(rules.output.contains("rules: 21 checked"), "\(rules.output)")
 
       async let one = runCommand("/usr/bin/python3", [script, router1, "foreign", "count", "5"])
       async let other = runCommand("/usr/bin/python3", [script, router2, "foreign", "count", "7"])

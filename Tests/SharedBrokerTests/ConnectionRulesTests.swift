@@ -103,12 +103,28 @@ struct ConnectionRulesTests {
     #expect(fixture.server?.statistics.writesApplied == 0)
   }
 
-  @Test(arguments: [("1", BrokerErrorCode.version), ("02", .badRequest), ("two", .badRequest), ("", .badRequest)])
+  @Test(arguments: [("1", BrokerErrorCode.version), ("3", .version), ("6", .version), ("02", .badRequest), ("two", .badRequest), ("", .badRequest)])
   func helloVersionsAreNumbersInOneForm(version: String, expected: BrokerErrorCode) throws {
     let fixture = try BrokerFixture()
     defer { fixture.shutdown() }
     let reply = try exchange(["HELLO", version, "c"].map { Data($0.utf8) }, with: fixture.endpoint)
-    #expect(code(try reply.map { try BrokerMessage(frames: $0) }) == expected)
+    let message = try reply.map { try BrokerMessage(frames: $0) }
+    #expect(code(message) == expected)
+    if expected == .version, case .error(_, let text, _, _)? = message {
+      #expect(text.hasSuffix("(this broker speaks 4 and 5)"), "\(text)")
+    }
+  }
+
+  /// A client of version 4 (which has no `WRITEQ`) is still welcomed, in its own version, as is
+  /// one of version 5.
+  @Test(arguments: ["4", "5"])
+  func eachAcceptedVersionIsWelcomedInItsOwn(version: String) throws {
+    let fixture = try BrokerFixture()
+    defer { fixture.shutdown() }
+    let reply = try #require(
+      try exchange(["HELLO", version, "c"].map { Data($0.utf8) }, with: fixture.endpoint))
+    #expect(reply.first.map { String(decoding: $0, as: UTF8.self) } == "WELCOME")
+    #expect(reply.dropFirst().first.map { String(decoding: $0, as: UTF8.self) } == version)
   }
 
   /// The largest write id is usable once; after it the client id can write that key no more

@@ -55,7 +55,7 @@ struct MirroringTests {
       let written = await inProcess(writer) { Shared(wrappedValue: 0, .broker("count")) }
       try await writer.waitUntilConnected()
       guard
-        case .welcome(_, let announced, _, _)? = try RawClient(fixture.endpoint, hello: nil)
+        case .welcome(_, let announced, _, _, _)? = try RawClient(fixture.endpoint, hello: nil)
           .request(.hello(client: "listener"))
       else {
         Issue.record("no WELCOME")

@@ -45,7 +45,7 @@ struct PipelineTests {
     try await withBrokerFixture { fixture throws in
       let client = try RawClient(fixture.endpoint, hello: nil)
       guard
-        case .welcome(let instance, let announced, _, _)? = try client.request(.hello(client: "a"))
+        case .welcome(let instance, let announced, _, _, _)? = try client.request(.hello(client: "a"))
       else {
         Issue.record("no WELCOME")
         return

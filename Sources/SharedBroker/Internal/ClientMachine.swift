@@ -81,9 +81,10 @@ struct ClientMachine {
   /// starts, holding back writes, and reads of keys it has no value for) and has answered no
   /// read or write of this client's since (an applied write is answered by its update).
   private(set) var isHeldBack = false
-  /// The broker refused this client's key as a whole (off its allow-list, or the client id is
-  /// another key's): the client counts as refused until the broker answers otherwise.
-  private var keyRefused = false
+  /// The broker refused this client as a whole (its key off the allow-list, its client id
+  /// another key's, or its protocol version one the broker does not speak): the client counts
+  /// as refused until the broker answers otherwise.
+  private var refused = false
 
   /// Where the connection stands.
   enum Connection: Equatable {
@@ -427,13 +428,13 @@ struct ClientMachine {
     reply: BrokerMessage, at now: Moment, _ actions: inout Actions
   ) {
     lastHeard = now
-    if keyRefused, !Self.isError(reply) {
-      keyRefused = false
+    if refused, !Self.isError(reply) {
+      refused = false
       actions.append(.handshake(nil))
       reportState(&actions)
     }
     switch reply {
-    case .welcome(let instance, let announced, let maxValueSize, let cluster):
+    case .welcome(let instance, let announced, let maxValueSize, let cluster, _):
       self.maxValueSize = maxValueSize
       if !cluster.isEmpty { learn(cluster, &actions) }
       // The subscription follows the publisher each WELCOME names.
@@ -474,14 +475,18 @@ struct ClientMachine {
       // The connection is new to the broker (it restarted, or the connection was re-made): the
       // request was not handled. Handshake again; the keys resync and the writes go out again.
       helloAgain(at: now, &actions)
-    case .error(.forbidden, let message, nil, _):
+    case .error(let code, let message, nil, _) where code == .forbidden || code == .version:
       // Not about a key: only the operator can change it. The heartbeats go on, and the
-      // broker's next answer that is not a refusal lifts it (a reload put the key back).
-      guard !keyRefused else { return }
-      keyRefused = true
-      actions.append(
-        .handshake(
-          .init(reason: "the broker refused this client's key: \(message)", isPermanent: true)))
+      // broker's next answer that is not a refusal lifts it (a reload put the key back, or the
+      // broker was upgraded).
+      guard !refused else { return }
+      refused = true
+      let reason =
+        code == .forbidden
+        ? "the broker refused this client's key: \(message)"
+        : "the broker does not speak this client's protocol (\(message)): run a broker of "
+          + "this release or newer"
+      actions.append(.handshake(.init(reason: reason, isPermanent: true)))
     case .error(let code, let message, let key, _):
       if code == .seeding {
         isHeldBack = true

@@ -373,7 +373,7 @@ struct BrokerMachine {
       permissions = granted
     }
     // Whether or not the cluster's store answers: the id is not this key's to use anywhere.
-    if case .hello(let client) = request, let clientKey, let owner = owner(of: client),
+    if case .hello(let client, _) = request, let clientKey, let owner = owner(of: client),
       owner != clientKey
     {
       refuse(.forbidden, "client id \"\(client)\" belongs to another client key")
@@ -394,13 +394,13 @@ struct BrokerMachine {
       return
     }
     switch request {
-    case .hello(let client):
+    case .hello(let client, let version):
       sessions.heard(from: client, peer: peer, owner: clientKey, at: now)
       statistics.clients = sessions.count
       replies.reply(
         .welcome(
           instance: instance, publisher: publisherEndpoint, maxValueSize: UInt64(maxValueSize),
-          brokers: announcement),
+          brokers: announcement, version: version),
         to: peer, into: &actions)
       return
     case .ping(let versions):

@@ -5,6 +5,8 @@
 // lost connection or a broker restart (a snapshot's lastWrite says whether a write in flight was
 // applied), and a broker that lost its data gets the tab's confirmed copy back (SEED).
 
+// Version 4: a tab writes with WRITE and waits for its ACK, so it needs nothing of version 5
+// (WRITEQ), and a broker of either version welcomes it.
 const PROTOCOL_VERSION = "4";
 /// How many of a key's latest writers a tab remembers for the copy it offers (the broker's own
 /// bound, BrokerMessage.recentWriters).

@@ -120,10 +120,15 @@ struct HeldWrite: Sendable {
 extension FakeBroker {
   /// A broker that welcomes clients, syncs every key and snapshots it at version 1 with the
   /// value `0`, but leaves writes unanswered for the test to answer (``reply(_:)``).
-  static func holdingWrites() throws -> FakeBroker {
+  ///
+  /// - Parameter answer: Answers a request in its own way first, where it returns replies.
+  static func holdingWrites(
+    answer: @escaping @Sendable (BrokerMessage) -> [BrokerMessage]? = { _ in nil }
+  ) throws -> FakeBroker {
     let publisherEndpoint = Mutex("")
     let broker = try FakeBroker { request in
-      switch request {
+      if let replies = answer(request) { return replies }
+      return switch request {
       case .hello: [.welcome(instance: "fake", publisher: publisherEndpoint.withLock { $0 })]
       case .ping: [.pong(instance: "fake")]
       case let .sync(client, key): [.synced(key: key, client: client)]
