@@ -54,20 +54,9 @@ struct MirroringTests {
       let writer = fixture.makeClient()
       let written = await inProcess(writer) { Shared(wrappedValue: 0, .broker("count")) }
       try await writer.waitUntilConnected()
-      guard
-        case .welcome(_, let announced, _, _, _)? = try RawClient(fixture.endpoint, hello: nil)
-          .request(.hello(client: "listener"))
-      else {
-        Issue.record("no WELCOME")
-        return
-      }
-      let context = try Context()
-      defer { context.terminate() }
-      let subscriber = try Socket(context: context, type: .sub)
-      defer { subscriber.close() }
-      try subscriber.set(.subscribe, Array(BrokerMessage.topic(of: "count")))
-      try subscriber.connect(
-        BrokerMessage.publisherEndpoint(announced: announced, router: fixture.endpoint))
+      let listener = try RawClient(fixture.endpoint, hello: nil)
+      try listener.hello(as: "listener", subscribingTo: "count")
+      let subscriber = try #require(listener.subscriber)
       var heard: BrokerMessage?
       for _ in 1...2_000 where heard == nil {
         written.withLock { $0 += 1 }

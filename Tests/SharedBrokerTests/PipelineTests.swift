@@ -44,20 +44,8 @@ struct PipelineTests {
   @Test func aQuietWriteIsAnsweredByItsUpdateAlone() async throws {
     try await withBrokerFixture { fixture throws in
       let client = try RawClient(fixture.endpoint, hello: nil)
-      guard
-        case .welcome(let instance, let announced, _, _, _)? = try client.request(.hello(client: "a"))
-      else {
-        Issue.record("no WELCOME")
-        return
-      }
-      let context = try Context()
-      defer { context.terminate() }
-      let subscriber = try Socket(context: context, type: .sub)
-      defer { subscriber.close() }
-      try subscriber.set(.subscribe, Array(BrokerMessage.topic(of: "k")))
-      try subscriber.set(.receiveTimeout, 5_000)
-      try subscriber.connect(
-        BrokerMessage.publisherEndpoint(announced: announced, router: fixture.endpoint))
+      let instance = try client.hello(as: "a", subscribingTo: "k")
+      let subscriber = try #require(client.subscriber)
       func published() throws -> BrokerMessage? {
         try subscriber.receive().map { try BrokerMessage(published: $0) }
       }

@@ -43,9 +43,13 @@ func firstValue<T: Sendable>(
 final class RawClient {
   let context: Context
   let socket: Socket
+  /// The SUB socket ``hello(as:subscribingTo:)`` connected.
+  private(set) var subscriber: Socket?
+  private let endpoint: String
 
   /// Connects and, given a client id, says `HELLO` as that client and waits for `WELCOME`.
   init(_ endpoint: String, hello client: String?) throws {
+    self.endpoint = endpoint
     context = try Context()
     socket = try Socket(context: context, type: .dealer)
     try socket.set(.receiveTimeout, 5_000)
@@ -56,8 +60,22 @@ final class RawClient {
   }
 
   deinit {
+    subscriber?.close()
     socket.close()
     context.terminate()
+  }
+
+  /// Says `HELLO` as `client` and connects ``subscriber``, subscribed to `key`, to the publisher
+  /// the `WELCOME` names. Returns the `WELCOME`'s instance.
+  @discardableResult
+  func hello(as client: String, subscribingTo key: String) throws -> String {
+    guard case .welcome(let instance, let announced, _, _, _)? = try request(.hello(client: client))
+    else { throw RawClientError.noWelcome }
+    let subscriber = try Socket(context: context, type: .sub)
+    self.subscriber = subscriber
+    try subscriber.set(.subscribe, Array(BrokerMessage.topic(of: key)))
+    try subscriber.connect(BrokerMessage.publisherEndpoint(announced: announced, router: endpoint))
+    return instance
   }
 
   /// Sends `frames` and returns the reply (`nil` after 5 s without one).
