@@ -566,16 +566,26 @@ import ZeroMQ
     #expect(machine.keys[0].hasUnconfirmedWrites)
     _ = machine.handle(.reply(.ack(key: "k", write: request.id, version: 2)), at: t0)
     #expect(!machine.isHeldBack)
+    // The next write, a retry interval later, is held back too, then applied: its own update
+    // answers it.
+    let later = t0 + .milliseconds(600)
+    _ = machine.handle(mutated(2, 2), at: later)
+    let turn = machine.handle(.turn, at: later)
+    guard case .encode(let next)? = turn.last else {
+      Issue.record("expected an encoding, got \(turn)")
+      return
+    }
+    _ = machine.encoded(next, .success(Data("2".utf8)), at: later)
     _ = machine.handle(
-      .reply(.error(code: .seeding, message: "collecting", key: "k", write: request.id)), at: t0)
+      .reply(.error(code: .seeding, message: "collecting", key: "k", write: next.id)), at: later)
     #expect(machine.isHeldBack)
     let own = BrokerMessage.update(
-      key: "k", version: 3, client: "me", write: request.id + 1, value: Data("1".utf8))
-    _ = machine.handle(.published([own]), at: t0)
+      key: "k", version: 3, client: "me", write: next.id, value: Data("2".utf8))
+    _ = machine.handle(.published([own]), at: later)
     #expect(!machine.isHeldBack, "a quiet write is answered by its update")
     _ = machine.handle(
-      .reply(.error(code: .seeding, message: "collecting", key: "k", write: request.id)), at: t0)
-    _ = machine.handle(.dealer(.init(kind: .disconnected, endpoint: "tcp://a:5555")), at: t0)
+      .reply(.error(code: .seeding, message: "collecting", key: "k", write: next.id)), at: later)
+    _ = machine.handle(.dealer(.init(kind: .disconnected, endpoint: "tcp://a:5555")), at: later)
     #expect(!machine.isHeldBack)
   }
 
